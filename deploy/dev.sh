@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The developer's entry point. Subcommands:
+#   deps    install the Debian 12 packages sluice needs (apt-get, only what is missing)
+#   build   release build: build/bin/sluice and the test programs
+#   test    deps + format check + release build and ALL tests + ASan/UBSan build and all tests;
+#           exits non-zero on any failure
+#   run     build, then validate conf/sluice.json (the proxy is not built yet: see README)
+#   tidy    clang-tidy over every translation unit (the `tidy` preset)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# SPEC §1, exactly: build and test libraries, test servers, benchmark peers.
+readonly SPEC_PACKAGES=(
+  libboost1.81-dev nlohmann-json3-dev prometheus-cpp-dev libspdlog-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libssl-dev libhiredis-dev
+  redis-server prometheus
+  wrk nginx haproxy
+)
+# The toolchain. Present on the machines CI uses; listed so a bare Debian 12 works too.
+readonly TOOLCHAIN_PACKAGES=(g++ cmake ninja-build clang-format clang-tidy)
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+as_root() {
+  if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi
+}
+
+cmd_deps() {
+  local missing=() pkg
+  for pkg in "${SPEC_PACKAGES[@]}" "${TOOLCHAIN_PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$pkg")
+    fi
+  done
+  if ((${#missing[@]} == 0)); then
+    log "deps: every package is installed"
+    return
+  fi
+  log "deps: installing ${missing[*]}"
+  as_root apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+}
+
+# configure_and_build PRESET [TARGET...]
+configure_and_build() {
+  local preset=$1
+  shift
+  log "configure: preset $preset"
+  cmake --preset "$preset" >/dev/null
+  log "build: preset $preset ${*:+(targets: $*)}"
+  if (($# > 0)); then
+    cmake --build --preset "$preset" --target "$@"
+  else
+    cmake --build --preset "$preset"
+  fi
+}
+
+cmd_build() {
+  configure_and_build release
+  log "built build/bin/sluice"
+}
+
+format_check() {
+  log "format: clang-format --dry-run -Werror"
+  git ls-files -z -- '*.cpp' '*.hpp' | xargs -0 clang-format --dry-run -Werror
+}
+
+cmd_test() {
+  local started=$SECONDS
+  cmd_deps
+  format_check
+  configure_and_build release
+  log "test: release, all tests"
+  ctest --preset release -j2
+
+  configure_and_build asan
+  log "test: ASan + UBSan, all tests"
+  ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:strict_init_order=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --preset asan -j2
+
+  log "test: all passed in $((SECONDS - started)) s"
+}
+
+cmd_run() {
+  cmd_deps
+  cmd_build
+  log "run: the proxy is not built yet; validating conf/sluice.json (see README)"
+  ./build/bin/sluice --config conf/sluice.json --check
+}
+
+
+cmd_tidy() {
+  configure_and_build tidy
+}
+
+usage() {
+  # The comment block at the top of this file, from its second line.
+  awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"
+}
+
+main() {
+  local cmd=${1:-}
+  (($# > 0)) && shift
+  case "$cmd" in
+    deps) cmd_deps ;;
+    build) cmd_build ;;
+    test) cmd_test ;;
+    run) cmd_run ;;
+    tidy) cmd_tidy ;;
+    -h | --help | help) usage ;;
+    *)
+      usage >&2
+      exit 2
+      ;;
+  esac
+}
+
+main "$@"

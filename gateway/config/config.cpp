@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/config/config.hpp"
+
+namespace sluice::config {
+
+std::string_view to_string(Balance balance) {
+  switch (balance) {
+    case Balance::kRoundRobin:
+      return "round_robin";
+    case Balance::kLeastRequest:
+      return "least_request";
+    case Balance::kRandom:
+      return "random";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(LimitMode mode) {
+  switch (mode) {
+    case LimitMode::kEnforce:
+      return "enforce";
+    case LimitMode::kShadow:
+      return "shadow";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(StoreType type) {
+  switch (type) {
+    case StoreType::kMemory:
+      return "memory";
+    case StoreType::kRedis:
+      return "redis";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(OnError on_error) {
+  switch (on_error) {
+    case OnError::kLocal:
+      return "local";
+    case OnError::kLocalShare:
+      return "local_share";
+    case OnError::kAllow:
+      return "allow";
+    case OnError::kDeny:
+      return "deny";
+  }
+  return "unknown";
+}
+
+}  // namespace sluice::config

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gateway/config/endpoint.hpp"
+
+// The validated configuration (SPEC.md §3). Plain value types: build one with
+// config::parse_config / load_config_file (config_loader.hpp), which fills every field and applies
+// the defaults written below, then share it as std::shared_ptr<const Config>.
+// Thread-safety: none inside; a published Config is never mutated, so any number of threads may
+// read it concurrently. A reload or an admin change builds a new Config and swaps the pointer.
+namespace sluice::config {
+
+enum class Balance { kRoundRobin, kLeastRequest, kRandom };
+enum class LimitMode { kEnforce, kShadow };
+enum class StoreType { kMemory, kRedis };
+/// What the limiter does while Redis is unreachable or slow (SPEC.md §3 `on_error`).
+enum class OnError { kLocal, kLocalShare, kAllow, kDeny };
+
+/// The JSON spellings: "round_robin", "shadow", "redis", "local_share", ...
+std::string_view to_string(Balance balance);
+std::string_view to_string(LimitMode mode);
+std::string_view to_string(StoreType type);
+std::string_view to_string(OnError on_error);
+
+struct ListenConfig {
+  std::string address = "0.0.0.0";  // an IPv4 or IPv6 literal
+  std::uint16_t port = 8080;        // 0 = ephemeral (tests)
+
+  bool operator==(const ListenConfig&) const = default;
+};
+
+struct AdminConfig {
+  std::string address = "127.0.0.1";
+  std::uint16_t port = 9901;
+  std::optional<std::string> token_env;  // name of the env var holding the bearer token
+  bool persist = false;                  // write admin changes back to the config file
+
+  bool operator==(const AdminConfig&) const = default;
+};
+
+struct HttpConfig {
+  std::uint64_t max_header_bytes = 16384;
+  std::uint64_t max_body_bytes = 10485760;
+  std::chrono::milliseconds header_timeout{10000};
+  std::chrono::milliseconds idle_timeout{60000};
+  std::uint32_t max_connections = 10000;
+  std::vector<Cidr> trusted_proxies;  // X-Forwarded-For is honoured only from these peers
+
+  bool operator==(const HttpConfig&) const = default;
+};
+
+struct AccessLogConfig {
+  bool enabled = true;
+  std::string path = "-";  // "-" = stdout
+
+  bool operator==(const AccessLogConfig&) const = default;
+};
+
+/// One way to name the user a request is limited as; the first source that yields a value wins.
+struct IdentitySource {
+  enum class Kind { kHeader, kBearer, kClientIp };
+  Kind kind = Kind::kClientIp;
+  std::string header;  // only for kHeader: the header name as written in config
+
+  bool operator==(const IdentitySource&) const = default;
+};
+
+struct RedisConfig {
+  std::string host = "127.0.0.1";  // IP literal or host name
+  std::uint16_t port = 6379;
+  std::optional<std::string> password_env;  // name of the env var holding the password
+  std::chrono::milliseconds timeout{50};
+  OnError on_error = OnError::kLocalShare;
+
+  bool operator==(const RedisConfig&) const = default;
+};
+
+struct StoreConfig {
+  StoreType type = StoreType::kMemory;
+  std::uint64_t max_keys = 1000000;
+  RedisConfig redis;  // meaningful only for kRedis (defaults otherwise)
+
+  bool operator==(const StoreConfig&) const = default;
+};
+
+/// `requests` per `window` in `buckets` equal sub-windows; window % buckets == 0 (in ms).
+struct LimitPolicyConfig {
+  std::uint32_t requests = 0;           // required in JSON
+  std::chrono::milliseconds window{0};  // required in JSON
+  std::uint32_t buckets = 10;
+  LimitMode mode = LimitMode::kEnforce;
+
+  bool operator==(const LimitPolicyConfig&) const = default;
+};
+
+/// Parameters of the adaptive breaker (SPEC.md §4); window % buckets == 0 (in ms).
+struct BreakerConfig {
+  bool enabled = true;
+  double k = 1.5;
+  double protection = 5;
+  std::chrono::milliseconds window{10000};
+  std::uint32_t buckets = 40;
+  std::vector<int> failure_statuses{500, 502, 503, 504};
+
+  bool operator==(const BreakerConfig&) const = default;
+};
+
+struct BackendConfig {
+  std::vector<Endpoint> endpoints;  // non-empty, no duplicates
+  Balance balance = Balance::kRoundRobin;
+  std::chrono::milliseconds connect_timeout{1000};
+  std::chrono::milliseconds timeout{15000};
+  std::uint32_t max_idle_per_endpoint = 64;
+  BreakerConfig breaker;
+
+  bool operator==(const BackendConfig&) const = default;
+};
+
+/// A route; `backend` names a key of Config::backends and `limit` one of Config::limits.
+struct RouteConfig {
+  std::string name;
+  std::string prefix;  // starts with "/"
+  std::string backend;
+  std::optional<std::string> limit;
+  std::vector<std::string> methods;  // empty = any method
+  std::optional<std::string> host;
+  bool strip_prefix = false;
+
+  bool operator==(const RouteConfig&) const = default;
+};
+
+struct Config {
+  ListenConfig listen;
+  AdminConfig admin;
+  std::uint32_t threads = 0;  // 0 = one per core
+  std::chrono::milliseconds drain_timeout{10000};
+  HttpConfig http;
+  AccessLogConfig access_log;
+  std::vector<IdentitySource> identity{IdentitySource{IdentitySource::Kind::kClientIp, {}}};
+  StoreConfig store;
+  std::map<std::string, LimitPolicyConfig> limits;
+  std::map<std::string, std::map<std::string, std::uint32_t>>
+      overrides;  // policy -> key -> requests
+  std::map<std::string, BackendConfig> backends;
+  std::vector<RouteConfig> routes;  // in match order
+
+  bool operator==(const Config&) const = default;
+};
+
+}  // namespace sluice::config

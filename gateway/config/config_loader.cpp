@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/config/config_loader.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <iterator>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "gateway/config/config_sections.hpp"
+#include "gateway/config/json_reader.hpp"
+
+namespace sluice::config {
+namespace {
+
+LoadResult failure(std::string path, std::string message) {
+  return {std::nullopt, {Problem{std::move(path), std::move(message)}}};
+}
+
+// Keys of the object member `key` of the document, for cross references. An absent optional
+// section declares nothing; an absent required one or a non-object is unknown (no checks).
+detail::KnownNames names_of(const nlohmann::json& document, std::string_view key,
+                            Presence presence) {
+  const auto it = document.find(key);
+  if (it == document.end()) {
+    return presence == Presence::kRequired ? std::nullopt : detail::KnownNames(std::in_place);
+  }
+  if (!it->is_object()) {
+    return std::nullopt;
+  }
+  detail::KnownNames names(std::in_place);
+  for (auto member = it->begin(); member != it->end(); ++member) {
+    names->insert(member.key());
+  }
+  return names;
+}
+
+Config parse_document(ObjectReader& root, const nlohmann::json& document) {
+  Config config;
+  config.listen = detail::parse_listen(root);
+  config.admin = detail::parse_admin(root);
+  config.threads = root.integer<std::uint32_t>("threads", 0, 1024).value_or(config.threads);
+  config.drain_timeout =
+      root.duration_ms("drain_timeout_ms", 0, 3600000).value_or(config.drain_timeout);
+  config.http = detail::parse_http(root);
+  config.access_log = detail::parse_access_log(root);
+  config.identity = detail::parse_identity(root);
+  config.store = detail::parse_store(root);
+  const auto policies = names_of(document, "limits", Presence::kOptional);
+  const auto backends = names_of(document, "backends", Presence::kRequired);
+  config.limits = detail::parse_limits(root);
+  config.overrides = detail::parse_overrides(root, policies);
+  config.backends = detail::parse_backends(root);
+  config.routes = detail::parse_routes(root, backends, policies);
+  return config;
+}
+
+// nlohmann reports the byte offset of a syntax error; count lines and columns (from 1) the way
+// its own messages do, so the numbers match what an editor shows for ASCII files.
+std::string syntax_error_message(std::string_view text, const nlohmann::json::parse_error& error) {
+  const auto consumed = text.substr(0, std::min<std::size_t>(error.byte, text.size()));
+  const auto line = 1 + std::count(consumed.begin(), consumed.end(), '\n');
+  const auto last_newline = consumed.rfind('\n');
+  const auto line_start = last_newline == std::string_view::npos ? 0 : last_newline + 1;
+  const auto column = error.byte - line_start;
+  // what() is "[json.exception.parse_error.101] parse error at line 1, column 2: DETAIL".
+  std::string_view detail = error.what();
+  if (const auto column_at = detail.find("column "); column_at != std::string_view::npos) {
+    if (const auto colon = detail.find(": ", column_at); colon != std::string_view::npos) {
+      detail.remove_prefix(colon + 2);
+    }
+  }
+  return "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(column) +
+         ": " + std::string(detail);
+}
+
+// Reports keys that appear twice in one object, which nlohmann would silently collapse (the last
+// one wins): a pasted policy block must not quietly replace another. Runs as the parser callback,
+// so it sees keys in document order; it tracks the path of every open object and array.
+// Confined to one parse; references `problems`, which must outlive it.
+class DuplicateKeyFinder {
+ public:
+  explicit DuplicateKeyFinder(Problems& problems) : problems_(problems) {}
+
+  bool on_event(nlohmann::json::parse_event_t event, const nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        frames_.push_back(Frame{next_child_path(), event == Event::array_start, 0, {}, {}});
+        break;
+      case Event::key: {
+        auto& frame = frames_.back();
+        frame.last_key = parsed.get<std::string>();
+        if (!frame.keys.insert(frame.last_key).second) {
+          problems_.add(member_path(frame.path, frame.last_key), "duplicate key");
+        }
+        break;
+      }
+      case Event::object_end:
+      case Event::array_end:
+        frames_.pop_back();
+        break;
+      case Event::value:
+        static_cast<void>(next_child_path());  // a scalar takes up an array index
+        break;
+    }
+    return true;  // keep everything
+  }
+
+ private:
+  struct Frame {
+    std::string path;
+    bool is_array = false;
+    std::size_t next_index = 0;
+    std::set<std::string, std::less<>> keys;
+    std::string last_key;
+  };
+
+  // The path of the value that starts now.
+  std::string next_child_path() {
+    if (frames_.empty()) {
+      return {};
+    }
+    auto& frame = frames_.back();
+    return frame.is_array ? element_path(frame.path, frame.next_index++)
+                          : member_path(frame.path, frame.last_key);
+  }
+
+  Problems& problems_;
+  std::vector<Frame> frames_;
+};
+
+struct FileCloser {
+  void operator()(std::FILE* file) const noexcept { static_cast<void>(std::fclose(file)); }
+};
+
+std::string system_message(int error_number) {
+  return std::error_code(error_number, std::generic_category()).message();
+}
+
+// Reads the whole file into `contents`; on failure returns the reason.
+std::optional<std::string> read_file(const std::filesystem::path& path, std::string& contents) {
+  const std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+  if (!file) {
+    return system_message(errno);
+  }
+  constexpr std::size_t kChunk = std::size_t{64} * 1024;
+  std::array<char, kChunk> buffer{};
+  for (;;) {
+    const auto count = std::fread(buffer.data(), 1, buffer.size(), file.get());
+    contents.append(buffer.data(), count);
+    if (count < buffer.size()) {
+      // fread on a directory fails here with EISDIR.
+      return std::ferror(file.get()) != 0 ? std::optional(system_message(errno)) : std::nullopt;
+    }
+  }
+}
+
+}  // namespace
+
+LoadResult parse_config(const nlohmann::json& document) {
+  if (!document.is_object()) {
+    return failure("(root)", "must be an object");
+  }
+  try {
+    Problems problems;
+    ObjectReader root(document, "", problems);
+    auto config = parse_document(root, document);
+    root.finish();
+    if (!problems.empty()) {
+      return {std::nullopt, std::move(problems).release()};
+    }
+    return {std::move(config), {}};
+  } catch (const std::exception& error) {
+    // Validation checks types before every get<>(), so this is a bug or out-of-memory; still,
+    // the loader's contract is to report, not throw.
+    return failure("(root)", std::string("internal error while validating: ") + error.what());
+  }
+}
+
+LoadResult parse_config_text(std::string_view text) {
+  nlohmann::json document;
+  Problems duplicates;
+  try {
+    DuplicateKeyFinder finder(duplicates);
+    document = nlohmann::json::parse(
+        text.begin(), text.end(),
+        [&finder](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+          return finder.on_event(event, parsed);
+        });
+  } catch (const nlohmann::json::parse_error& error) {
+    return failure("(root)", syntax_error_message(text, error));
+  } catch (const std::exception& error) {
+    return failure("(root)", std::string("invalid JSON: ") + error.what());
+  }
+  auto result = parse_config(document);
+  if (!duplicates.empty()) {
+    auto problems = std::move(duplicates).release();
+    problems.insert(problems.end(), std::make_move_iterator(result.problems.begin()),
+                    std::make_move_iterator(result.problems.end()));
+    return {std::nullopt, std::move(problems)};
+  }
+  return result;
+}
+
+LoadResult load_config_file(const std::filesystem::path& path) {
+  std::string text;
+  try {
+    if (auto error = read_file(path, text)) {
+      return failure(path.string(), "cannot read: " + *error);
+    }
+  } catch (const std::exception& error) {  // out of memory for a huge file
+    return failure(path.string(), std::string("cannot read: ") + error.what());
+  }
+  return parse_config_text(text);
+}
+
+}  // namespace sluice::config

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "gateway/config/config.hpp"
+#include "gateway/config/problems.hpp"
+
+// Entry points of the config module: JSON in, a validated Config or every problem out.
+// All functions are thread-safe (no shared state) and never throw: failures, including an
+// unreadable file and malformed JSON, come back as problems.
+namespace sluice::config {
+
+/// A validated Config, or the problems that prevented one (never both, never neither).
+struct LoadResult {
+  std::optional<Config> config;
+  std::vector<Problem> problems;
+
+  [[nodiscard]] bool ok() const { return config.has_value(); }
+};
+
+/// Validates a parsed document against SPEC.md §3 and applies the defaults. Reports every
+/// problem, in document-schema order, each once at its most specific path. `config` is set iff
+/// `problems` is empty.
+LoadResult parse_config(const nlohmann::json& document);
+
+/// Parses JSON text, then as parse_config. A syntax error is one problem at "(root)":
+/// "invalid JSON at line L, column C: <detail>" (lines and columns count from 1). A key repeated
+/// within one object (JSON parsers keep only the last) is a problem too: "PATH: duplicate key".
+LoadResult parse_config_text(std::string_view text);
+
+/// Reads and parses a file. An unreadable file is one problem whose path is the file's path:
+/// "cannot read: <system error text>".
+LoadResult load_config_file(const std::filesystem::path& path);
+
+}  // namespace sluice::config

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: Apache-2.0
+// Server-side sections: listen, admin, http, access_log, identity, store; plus the shared rules.
+#include "gateway/config/config_sections.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "gateway/config/endpoint.hpp"
+
+namespace sluice::config::detail {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr std::array kStoreTypes{StoreType::kMemory, StoreType::kRedis};
+constexpr std::array kOnErrors{OnError::kLocal, OnError::kLocalShare, OnError::kAllow,
+                               OnError::kDeny};
+constexpr std::array<std::string_view, 5> kRedisOnlyFields{"host", "port", "password_env",
+                                                           "timeout_ms", "on_error"};
+constexpr std::string_view kEnvNameMessage =
+    "must be an environment variable name (letters, digits and _, not starting with a digit)";
+
+bool is_alpha(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+}
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+// An IPv4/IPv6 literal string member; the text as written, or std::nullopt after a problem.
+std::optional<std::string> read_ip_literal(ObjectReader& reader, std::string_view key) {
+  auto text = reader.string(key);
+  if (text && !parse_ip_address(*text)) {
+    reader.report(key, "must be an IPv4 or IPv6 address");
+    return std::nullopt;
+  }
+  return text;
+}
+
+// A member naming an environment variable, or null.
+std::optional<std::string> read_env_name(ObjectReader& reader, std::string_view key) {
+  auto name = reader.nullable_string(key);
+  if (name && !is_env_name(*name)) {
+    reader.report(key, std::string(kEnvNameMessage));
+    return std::nullopt;
+  }
+  return name;
+}
+
+std::vector<Cidr> parse_trusted_proxies(ObjectReader& reader) {
+  std::vector<Cidr> proxies;
+  const auto* list = reader.array("trusted_proxies");
+  if (list == nullptr) {
+    return proxies;
+  }
+  const auto list_path = reader.path_of("trusted_proxies");
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const auto path = element_path(list_path, i);
+    const auto text = read_string((*list)[i], path, reader.problems());
+    if (!text) {
+      continue;
+    }
+    auto cidr = parse_cidr(*text);
+    if (cidr.ok()) {
+      proxies.push_back(*cidr.value);
+    } else {
+      reader.problems().add(path, std::move(cidr.error));
+    }
+  }
+  return proxies;
+}
+
+// One element of `identity`: exactly one of {"header": NAME}, {"bearer": true},
+// {"client_ip": true}.
+std::optional<IdentitySource> parse_identity_source(ObjectReader& reader) {
+  using Kind = IdentitySource::Kind;
+  const int count = static_cast<int>(reader.has("header")) +
+                    static_cast<int>(reader.has("bearer")) +
+                    static_cast<int>(reader.has("client_ip"));
+  if (count != 1) {
+    for (const auto key : {"header", "bearer", "client_ip"}) {
+      reader.take(key);
+    }
+    reader.problems().add(reader.path(),
+                          R"(must have exactly one of "header", "bearer", "client_ip")");
+    return std::nullopt;
+  }
+  if (reader.has("header")) {
+    auto name = reader.string("header");
+    if (name && !is_http_token(*name)) {
+      reader.report("header", R"(must be an HTTP header name (e.g. "X-API-Key"))");
+      return std::nullopt;
+    }
+    return name ? std::optional(IdentitySource{Kind::kHeader, std::move(*name)}) : std::nullopt;
+  }
+  const auto key = reader.has("bearer") ? std::string_view("bearer") : "client_ip";
+  const auto enabled = reader.boolean(key);
+  if (enabled && !*enabled) {
+    reader.report(key, "must be true (remove the source to disable it)");
+  }
+  if (!enabled.value_or(false)) {
+    return std::nullopt;
+  }
+  return IdentitySource{key == "bearer" ? Kind::kBearer : Kind::kClientIp, {}};
+}
+
+bool same_source(const IdentitySource& a, const IdentitySource& b) {
+  // Header names are case-insensitive (RFC 9110 §5.1).
+  return a.kind == b.kind && std::equal(a.header.begin(), a.header.end(), b.header.begin(),
+                                        b.header.end(), [](char x, char y) {
+                                          return std::tolower(static_cast<unsigned char>(x)) ==
+                                                 std::tolower(static_cast<unsigned char>(y));
+                                        });
+}
+
+RedisConfig parse_redis(ObjectReader& reader) {
+  RedisConfig redis;
+  if (auto host = reader.string("host")) {
+    if (parse_ip_address(*host) || is_host_name(*host)) {
+      redis.host = std::move(*host);
+    } else {
+      reader.report("host", "must be an IP address or host name");
+    }
+  }
+  redis.port = reader.integer<std::uint16_t>("port", 1, 65535).value_or(redis.port);
+  redis.password_env = read_env_name(reader, "password_env");
+  redis.timeout = reader.duration_ms("timeout_ms", 1, 60000).value_or(redis.timeout);
+  redis.on_error = reader.enumeration("on_error", kOnErrors).value_or(redis.on_error);
+  return redis;
+}
+
+}  // namespace
+
+ListenConfig parse_listen(ObjectReader& root) {
+  ListenConfig listen;
+  root.nested("listen", [&](ObjectReader& reader) {
+    listen.address = read_ip_literal(reader, "address").value_or(listen.address);
+    listen.port = reader.integer<std::uint16_t>("port", 0, 65535).value_or(listen.port);
+  });
+  return listen;
+}
+
+AdminConfig parse_admin(ObjectReader& root) {
+  AdminConfig admin;
+  root.nested("admin", [&](ObjectReader& reader) {
+    admin.address = read_ip_literal(reader, "address").value_or(admin.address);
+    admin.port = reader.integer<std::uint16_t>("port", 0, 65535).value_or(admin.port);
+    const std::size_t problems_before = reader.problems().size();
+    admin.token_env = read_env_name(reader, "token_env");
+    const bool token_is_null = !admin.token_env && reader.problems().size() == problems_before;
+    admin.persist = reader.boolean("persist").value_or(admin.persist);
+    // SPEC §5: without a token the admin API is open, so it may only listen on loopback.
+    const auto address = parse_ip_address(admin.address);
+    if (token_is_null && address && !address->is_loopback()) {
+      reader.report("address",
+                    "must be a loopback address while admin.token_env is null (the admin API "
+                    "would be open to the network)");
+    }
+  });
+  return admin;
+}
+
+HttpConfig parse_http(ObjectReader& root) {
+  HttpConfig http;
+  root.nested("http", [&](ObjectReader& reader) {
+    http.max_header_bytes = reader.integer<std::uint64_t>("max_header_bytes", 1024, 1048576)
+                                .value_or(http.max_header_bytes);
+    http.max_body_bytes = reader.integer<std::uint64_t>("max_body_bytes", 0, 1099511627776)
+                              .value_or(http.max_body_bytes);
+    http.header_timeout =
+        reader.duration_ms("header_timeout_ms", 1, 3600000).value_or(http.header_timeout);
+    http.idle_timeout =
+        reader.duration_ms("idle_timeout_ms", 1, 86400000).value_or(http.idle_timeout);
+    http.max_connections =
+        reader.integer<std::uint32_t>("max_connections", 1, 1000000).value_or(http.max_connections);
+    http.trusted_proxies = parse_trusted_proxies(reader);
+  });
+  return http;
+}
+
+AccessLogConfig parse_access_log(ObjectReader& root) {
+  AccessLogConfig access_log;
+  root.nested("access_log", [&](ObjectReader& reader) {
+    access_log.enabled = reader.boolean("enabled").value_or(access_log.enabled);
+    if (auto path = reader.string("path")) {
+      if (path->empty()) {
+        reader.report("path", R"(must not be empty (use "-" for stdout))");
+      } else {
+        access_log.path = std::move(*path);
+      }
+    }
+  });
+  return access_log;
+}
+
+std::vector<IdentitySource> parse_identity(ObjectReader& root) {
+  const auto* list = root.array("identity");
+  if (list == nullptr) {
+    return Config{}.identity;
+  }
+  if (list->empty()) {
+    root.report("identity", "must name at least one source");
+    return Config{}.identity;
+  }
+  std::vector<IdentitySource> sources;
+  const auto list_path = root.path_of("identity");
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const auto path = element_path(list_path, i);
+    const auto& element = (*list)[i];
+    if (!element.is_object()) {
+      root.problems().add(path, "must be an object");
+      continue;
+    }
+    ObjectReader reader(element, path, root.problems());
+    auto source = parse_identity_source(reader);
+    reader.finish();
+    if (!source) {
+      continue;
+    }
+    const auto same = [&](const IdentitySource& s) { return same_source(s, *source); };
+    if (std::any_of(sources.begin(), sources.end(), same)) {
+      root.problems().add(path, "duplicate identity source");
+    } else {
+      sources.push_back(std::move(*source));
+    }
+  }
+  return sources;
+}
+
+StoreConfig parse_store(ObjectReader& root) {
+  StoreConfig store;
+  root.nested("store", [&](ObjectReader& reader) {
+    const auto type = reader.enumeration("type", kStoreTypes);
+    const bool type_is_bad = reader.has("type") && !type;
+    store.type = type.value_or(store.type);
+    store.max_keys =
+        reader.integer<std::uint64_t>("max_keys", 1, 1000000000).value_or(store.max_keys);
+    if (store.type == StoreType::kRedis || type_is_bad) {
+      store.redis = parse_redis(reader);  // a bad type: still check the redis fields themselves
+      return;
+    }
+    for (const auto key : kRedisOnlyFields) {
+      if (reader.take(key) != nullptr) {
+        reader.report(key, R"(only valid when store.type is "redis")");
+      }
+    }
+  });
+  return store;
+}
+
+bool is_valid_name(std::string_view name) {
+  constexpr std::size_t kMaxNameLength = 64;
+  return !name.empty() && name.size() <= kMaxNameLength &&
+         std::all_of(name.begin(), name.end(),
+                     [](char c) { return is_alpha(c) || is_digit(c) || c == '_' || c == '-'; });
+}
+
+bool is_http_token(std::string_view text) {
+  constexpr std::string_view kTcharSymbols = "!#$%&'*+-.^_`|~";
+  return !text.empty() && std::all_of(text.begin(), text.end(), [&](char c) {
+    return is_alpha(c) || is_digit(c) || kTcharSymbols.find(c) != std::string_view::npos;
+  });
+}
+
+bool is_env_name(std::string_view text) {
+  return !text.empty() && !is_digit(text.front()) &&
+         std::all_of(text.begin(), text.end(),
+                     [](char c) { return is_alpha(c) || is_digit(c) || c == '_'; });
+}
+
+void check_buckets_divide(ObjectReader& reader, std::optional<milliseconds> window,
+                          std::optional<std::uint32_t> buckets, std::uint32_t default_buckets) {
+  const bool defaulted = !reader.has("buckets");
+  if (!window || (!buckets && !defaulted)) {
+    return;
+  }
+  const auto count = buckets.value_or(default_buckets);
+  if (window->count() % count == 0) {
+    return;
+  }
+  std::string message = "must divide window_ms (" + std::to_string(window->count()) + ") evenly";
+  if (defaulted) {
+    message += " (buckets defaults to " + std::to_string(default_buckets) + ")";
+  }
+  reader.report("buckets", std::move(message));
+}
+
+}  // namespace sluice::config::detail

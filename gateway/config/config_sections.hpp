@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// Internal to the config module: one parser per top-level section of the document, used by
+// config_loader.cpp. Each reads its section from the root reader (consuming the key), applies
+// the defaults of config.hpp, reports problems through the reader and returns what it could read.
+// Stateless functions; safe to call from any thread on distinct readers.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gateway/config/config.hpp"
+#include "gateway/config/json_reader.hpp"
+#include "gateway/config/problems.hpp"
+
+namespace sluice::config::detail {
+
+/// Keys of a section that others refer to by name (`backends`, `limits`). std::nullopt when the
+/// section itself is malformed: then references to it are not checked.
+using KnownNames = std::optional<std::set<std::string, std::less<>>>;
+
+// config_sections.cpp: the server side.
+ListenConfig parse_listen(ObjectReader& root);
+AdminConfig parse_admin(ObjectReader& root);
+HttpConfig parse_http(ObjectReader& root);
+AccessLogConfig parse_access_log(ObjectReader& root);
+std::vector<IdentitySource> parse_identity(ObjectReader& root);
+StoreConfig parse_store(ObjectReader& root);
+
+// traffic_sections.cpp: policies, backends and routes.
+std::map<std::string, LimitPolicyConfig> parse_limits(ObjectReader& root);
+std::map<std::string, std::map<std::string, std::uint32_t>> parse_overrides(
+    ObjectReader& root, const KnownNames& policies);
+std::map<std::string, BackendConfig> parse_backends(ObjectReader& root);
+std::vector<RouteConfig> parse_routes(ObjectReader& root, const KnownNames& backends,
+                                      const KnownNames& policies);
+
+// Shared rules.
+inline constexpr std::string_view kInvalidName =
+    "invalid name: use 1-64 characters from A-Z a-z 0-9 _ -";
+
+/// A policy, backend or route name: 1..64 characters of [A-Za-z0-9_-].
+bool is_valid_name(std::string_view name);
+/// An RFC 9110 token (1*tchar): header names and methods.
+bool is_http_token(std::string_view text);
+/// An environment variable name: [A-Za-z_][A-Za-z0-9_]*.
+bool is_env_name(std::string_view text);
+
+/// Reports at `buckets` unless `buckets` divides `window` (ms) evenly. `window` or `buckets` is
+/// std::nullopt when it was present but invalid (nothing to check); an absent `buckets` member
+/// means `default_buckets` and says so in the message.
+void check_buckets_divide(ObjectReader& reader, std::optional<std::chrono::milliseconds> window,
+                          std::optional<std::uint32_t> buckets, std::uint32_t default_buckets);
+
+}  // namespace sluice::config::detail

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: Apache-2.0
+// Traffic sections: limits, overrides, backends (with breakers) and routes, including the cross
+// references between them.
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "gateway/config/config_sections.hpp"
+#include "gateway/config/endpoint.hpp"
+
+namespace sluice::config::detail {
+namespace {
+
+constexpr std::array kLimitModes{LimitMode::kEnforce, LimitMode::kShadow};
+constexpr std::array kBalances{Balance::kRoundRobin, Balance::kLeastRequest, Balance::kRandom};
+constexpr std::uint32_t kMaxRequests = 4294967295U;
+
+// Calls fn(name, ObjectReader&) for every member of the object section `key` (a map of named
+// objects), after checking the name; a member that is not an object is reported and skipped.
+template <typename Fn>
+void for_each_named(ObjectReader& root, std::string_view key, Presence presence, Fn&& fn) {
+  const auto* section = root.object(key, presence);
+  if (section == nullptr) {
+    return;
+  }
+  const auto section_path = root.path_of(key);
+  for (auto it = section->begin(); it != section->end(); ++it) {
+    const auto path = member_path(section_path, it.key());
+    if (!is_valid_name(it.key())) {
+      root.problems().add(path, std::string(kInvalidName));
+    }
+    if (!it->is_object()) {
+      root.problems().add(path, "must be an object");
+      continue;
+    }
+    ObjectReader reader(*it, path, root.problems());
+    fn(it.key(), reader);
+    reader.finish();
+  }
+}
+
+LimitPolicyConfig parse_policy(ObjectReader& reader) {
+  LimitPolicyConfig policy;
+  const auto requests =
+      reader.integer<std::uint32_t>("requests", 1, kMaxRequests, Presence::kRequired);
+  const auto window = reader.duration_ms("window_ms", 1, 86400000, Presence::kRequired);
+  const auto buckets = reader.integer<std::uint32_t>("buckets", 1, 3600);
+  policy.mode = reader.enumeration("mode", kLimitModes).value_or(policy.mode);
+  check_buckets_divide(reader, window, buckets, policy.buckets);
+  policy.requests = requests.value_or(policy.requests);
+  policy.window = window.value_or(policy.window);
+  policy.buckets = buckets.value_or(policy.buckets);
+  return policy;
+}
+
+std::vector<int> parse_failure_statuses(ObjectReader& reader, std::vector<int> fallback) {
+  const auto* list = reader.array("failure_statuses");
+  if (list == nullptr) {
+    return fallback;
+  }
+  std::vector<int> statuses;
+  const auto list_path = reader.path_of("failure_statuses");
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const auto status =
+        read_integer((*list)[i], element_path(list_path, i), 100, 599, reader.problems());
+    if (status) {
+      statuses.push_back(static_cast<int>(*status));
+    }
+  }
+  return statuses;
+}
+
+BreakerConfig parse_breaker(ObjectReader& reader) {
+  BreakerConfig breaker;
+  breaker.enabled = reader.boolean("enabled").value_or(breaker.enabled);
+  breaker.k = reader.number("k", 1.0, 100.0).value_or(breaker.k);
+  breaker.protection = reader.number("protection", 0.0, 1000000.0).value_or(breaker.protection);
+  const auto window = reader.duration_ms("window_ms", 1, 3600000);
+  const auto buckets = reader.integer<std::uint32_t>("buckets", 1, 3600);
+  // An absent window_ms is the default window, which buckets must divide too.
+  const auto effective_window =
+      reader.has("window_ms") ? window : std::optional<std::chrono::milliseconds>(breaker.window);
+  check_buckets_divide(reader, effective_window, buckets, breaker.buckets);
+  breaker.window = window.value_or(breaker.window);
+  breaker.buckets = buckets.value_or(breaker.buckets);
+  breaker.failure_statuses = parse_failure_statuses(reader, std::move(breaker.failure_statuses));
+  return breaker;
+}
+
+std::string lower_case(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+std::vector<Endpoint> parse_endpoints(ObjectReader& reader) {
+  std::vector<Endpoint> endpoints;
+  const auto* list = reader.array("endpoints", Presence::kRequired);
+  if (list == nullptr) {
+    return endpoints;
+  }
+  if (list->empty()) {
+    reader.report("endpoints", "must list at least one endpoint");
+    return endpoints;
+  }
+  std::set<std::string, std::less<>> seen;  // host names compare case-insensitively
+  const auto list_path = reader.path_of("endpoints");
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const auto path = element_path(list_path, i);
+    const auto text = read_string((*list)[i], path, reader.problems());
+    if (!text) {
+      continue;
+    }
+    auto endpoint = parse_endpoint(*text);
+    if (!endpoint.ok()) {
+      reader.problems().add(path, std::move(endpoint.error));
+    } else if (!seen.insert(lower_case(to_string(*endpoint.value))).second) {
+      reader.problems().add(path, "duplicate endpoint");
+    } else {
+      endpoints.push_back(std::move(*endpoint.value));
+    }
+  }
+  return endpoints;
+}
+
+BackendConfig parse_backend(ObjectReader& reader) {
+  BackendConfig backend;
+  backend.endpoints = parse_endpoints(reader);
+  backend.balance = reader.enumeration("balance", kBalances).value_or(backend.balance);
+  backend.connect_timeout =
+      reader.duration_ms("connect_timeout_ms", 1, 600000).value_or(backend.connect_timeout);
+  backend.timeout = reader.duration_ms("timeout_ms", 1, 3600000).value_or(backend.timeout);
+  backend.max_idle_per_endpoint = reader.integer<std::uint32_t>("max_idle_per_endpoint", 0, 100000)
+                                      .value_or(backend.max_idle_per_endpoint);
+  reader.nested("breaker", [&](ObjectReader& nested) { backend.breaker = parse_breaker(nested); });
+  return backend;
+}
+
+// State shared by the routes of one `routes` array.
+struct RouteContext {
+  const KnownNames& backends;
+  const KnownNames& policies;
+  std::string routes_path;
+  std::map<std::string, std::size_t, std::less<>> first_use;  // route name -> index
+};
+
+std::vector<std::string> parse_methods(ObjectReader& reader) {
+  std::vector<std::string> methods;
+  const auto* list = reader.nullable_array("methods");
+  if (list == nullptr) {
+    return methods;
+  }
+  const auto list_path = reader.path_of("methods");
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const auto path = element_path(list_path, i);
+    auto method = read_string((*list)[i], path, reader.problems());
+    if (!method) {
+      continue;
+    }
+    const bool has_lower =
+        std::any_of(method->begin(), method->end(), [](char c) { return c >= 'a' && c <= 'z'; });
+    if (!is_http_token(*method) || has_lower) {
+      reader.problems().add(path, R"(not an HTTP method (use upper case, e.g. "GET"))");
+    } else {
+      methods.push_back(std::move(*method));
+    }
+  }
+  return methods;
+}
+
+void read_route_name(ObjectReader& reader, std::size_t index, RouteContext& context,
+                     RouteConfig& route) {
+  auto name = reader.string("name", Presence::kRequired);
+  if (!name) {
+    return;
+  }
+  if (!is_valid_name(*name)) {
+    reader.report("name", std::string(kInvalidName));
+  } else if (const auto [first, inserted] = context.first_use.emplace(*name, index); !inserted) {
+    reader.report("name", "duplicate route name (first used by " +
+                              element_path(context.routes_path, first->second) + ")");
+  }
+  route.name = std::move(*name);
+}
+
+RouteConfig parse_route(ObjectReader& reader, std::size_t index, RouteContext& context) {
+  RouteConfig route;
+  read_route_name(reader, index, context, route);
+  if (auto prefix = reader.string("prefix", Presence::kRequired)) {
+    if (prefix->empty() || prefix->front() != '/') {
+      reader.report("prefix", R"(must start with "/")");
+    }
+    route.prefix = std::move(*prefix);
+  }
+  if (auto backend = reader.string("backend", Presence::kRequired)) {
+    if (context.backends && !context.backends->contains(*backend)) {
+      reader.report("backend", "no such backend");
+    }
+    route.backend = std::move(*backend);
+  }
+  route.limit = reader.nullable_string("limit");
+  if (route.limit && context.policies && !context.policies->contains(*route.limit)) {
+    reader.report("limit", "no such policy");
+  }
+  route.methods = parse_methods(reader);
+  route.host = reader.nullable_string("host");
+  if (route.host && route.host->empty()) {
+    reader.report("host", "must not be empty (use null for any host)");
+  }
+  route.strip_prefix = reader.boolean("strip_prefix").value_or(route.strip_prefix);
+  return route;
+}
+
+}  // namespace
+
+std::map<std::string, LimitPolicyConfig> parse_limits(ObjectReader& root) {
+  std::map<std::string, LimitPolicyConfig> limits;
+  for_each_named(root, "limits", Presence::kOptional,
+                 [&](const std::string& name, ObjectReader& reader) {
+                   limits.emplace(name, parse_policy(reader));
+                 });
+  return limits;
+}
+
+std::map<std::string, std::map<std::string, std::uint32_t>> parse_overrides(
+    ObjectReader& root, const KnownNames& policies) {
+  std::map<std::string, std::map<std::string, std::uint32_t>> overrides;
+  const auto* section = root.object("overrides");
+  if (section == nullptr) {
+    return overrides;
+  }
+  const auto section_path = root.path_of("overrides");
+  for (auto policy = section->begin(); policy != section->end(); ++policy) {
+    const auto policy_path = member_path(section_path, policy.key());
+    if (policies && !policies->contains(policy.key())) {
+      root.problems().add(policy_path, "no such policy in limits");
+    }
+    if (!policy->is_object()) {
+      root.problems().add(policy_path, "must be an object");
+      continue;
+    }
+    auto& keys = overrides[policy.key()];
+    for (auto key = policy->begin(); key != policy->end(); ++key) {
+      const auto key_path = member_path(policy_path, key.key());
+      if (key.key().empty()) {
+        root.problems().add(key_path, "empty key");
+      }
+      if (!key->is_object()) {
+        root.problems().add(key_path, "must be an object");
+        continue;
+      }
+      ObjectReader reader(*key, key_path, root.problems());
+      const auto requests =
+          reader.integer<std::uint32_t>("requests", 0, kMaxRequests, Presence::kRequired);
+      reader.finish();
+      if (requests) {
+        keys.emplace(key.key(), *requests);
+      }
+    }
+  }
+  return overrides;
+}
+
+std::map<std::string, BackendConfig> parse_backends(ObjectReader& root) {
+  std::map<std::string, BackendConfig> backends;
+  for_each_named(root, "backends", Presence::kRequired,
+                 [&](const std::string& name, ObjectReader& reader) {
+                   backends.emplace(name, parse_backend(reader));
+                 });
+  return backends;
+}
+
+std::vector<RouteConfig> parse_routes(ObjectReader& root, const KnownNames& backends,
+                                      const KnownNames& policies) {
+  std::vector<RouteConfig> routes;
+  const auto* list = root.array("routes", Presence::kRequired);
+  if (list == nullptr) {
+    return routes;
+  }
+  RouteContext context{backends, policies, root.path_of("routes"), {}};
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const auto path = element_path(context.routes_path, i);
+    const auto& element = (*list)[i];
+    if (!element.is_object()) {
+      root.problems().add(path, "must be an object");
+      continue;
+    }
+    ObjectReader reader(element, path, root.problems());
+    routes.push_back(parse_route(reader, i, context));
+    reader.finish();
+  }
+  return routes;
+}
+
+}  // namespace sluice::config::detail

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// The real `sluice` binary's command line (SPEC §2): --check, usage errors, --version.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/support/process.hpp"
+
+namespace sluice {
+namespace {
+
+using testing::run_process;
+
+const std::string kBinary = SLUICE_BINARY;
+const std::string kShippedConfig = std::string(SLUICE_SOURCE_DIR) + "/conf/sluice.json";
+
+class CheckCommandTest : public ::testing::Test {
+ protected:
+  std::filesystem::path dir_ =
+      std::filesystem::temp_directory_path() / ("sluice-check-" + std::to_string(::getpid()));
+  void SetUp() override { std::filesystem::create_directories(dir_); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    const auto path = dir_ / name;
+    std::ofstream(path) << text;
+    return path.string();
+  }
+};
+
+TEST_F(CheckCommandTest, ShippedConfigIsValid) {
+  const auto r = run_process({kBinary, "--config", kShippedConfig, "--check"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "config ok\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST_F(CheckCommandTest, PrintsEveryProblemWithItsPathAndExitsOne) {
+  const std::string path = write("bad.json", R"({
+    "listen": {"port": 70000},
+    "limits": {"standard": {"requests": 10, "window_ms": 1000, "buckets": 0}},
+    "backends": {"users": {"endpoints": ["127.0.0.1:9001"], "balanse": "random"}},
+    "routes": [{"name": "r", "prefix": "/api", "backend": "nope", "limit": "standard"}]
+  })");
+  const auto r = run_process({kBinary, "--check", "--config", path});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("listen.port: must be between 0 and 65535\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("limits.standard.buckets: must be between 1 and 3600\n"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("backends.users.balanse: unknown field\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("routes[0].backend: no such backend\n"), std::string::npos) << r.err;
+}
+
+TEST_F(CheckCommandTest, ReportsAnUnreadableFile) {
+  const std::string missing = (dir_ / "missing.json").string();
+  const auto r = run_process({kBinary, "--check", "--config", missing});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind(missing + ": cannot read", 0), 0U) << r.err;
+}
+
+TEST_F(CheckCommandTest, ReportsInvalidJsonWithItsPosition) {
+  const std::string path = write("broken.json", "{\n  \"routes\": [,]\n}\n");
+  const auto r = run_process({kBinary, "--check", "--config", path});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("invalid JSON at line 2"), std::string::npos) << r.err;
+}
+
+TEST_F(CheckCommandTest, UsageErrorsExitOneWithUsage) {
+  const auto r = run_process({kBinary, "--chek", "--config", kShippedConfig});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("sluice: unknown argument: --chek\nusage: sluice --config PATH", 0), 0U)
+      << r.err;
+  EXPECT_EQ(run_process({kBinary}).exit_code, 1);
+}
+
+TEST_F(CheckCommandTest, PrintsTheVersion) {
+  const auto r = run_process({kBinary, "--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("sluice ", 0), 0U);
+}
+
+TEST_F(CheckCommandTest, WithoutCheckSaysHonestlyThatItCannotServeYet) {
+  const auto r = run_process({kBinary, "--config", kShippedConfig});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("only validates configs"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace sluice
