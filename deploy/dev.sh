@@ -3,8 +3,8 @@
 # The developer's entry point. Subcommands:
 #   deps    install the Debian 12 packages sluice needs (apt-get, only what is missing)
 #   build   release build: build/bin/sluice and the test programs
-#   test    deps + format check + release build and ALL tests + ASan/UBSan build and all tests;
-#           exits non-zero on any failure
+#   test    deps + format check + release build and ALL tests + ASan/UBSan build and all tests
+#           + TSan build of the concurrency tests; exits non-zero on any failure
 #   run     build, then validate conf/sluice.json (the proxy is not built yet: see README)
 #   tidy    clang-tidy over every translation unit (the `tidy` preset)
 set -euo pipefail
@@ -80,6 +80,10 @@ cmd_test() {
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --preset asan -j2
 
+  # The TSan build is limited to the multi-threaded hammers (label "concurrency").
+  configure_and_build tsan store_concurrency_tests
+  log "test: TSan, concurrency tests"
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --preset tsan -j2
   log "test: all passed in $((SECONDS - started)) s"
 }
 
