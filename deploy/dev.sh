@@ -81,7 +81,7 @@ cmd_test() {
     ctest --preset asan -j2
 
   # The TSan build is limited to the multi-threaded hammers (label "concurrency").
-  configure_and_build tsan store_concurrency_tests
+  configure_and_build tsan store_concurrency_tests breaker_concurrency_tests
   log "test: TSan, concurrency tests"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --preset tsan -j2
   log "test: all passed in $((SECONDS - started)) s"
