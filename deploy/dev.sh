@@ -6,6 +6,7 @@
 #   test    deps + format check + release build and ALL tests + ASan/UBSan build and all tests
 #           + TSan build of the concurrency tests; exits non-zero on any failure
 #   run     build, then validate conf/sluice.json (the proxy is not built yet: see README)
+#   bench   release build, then the Google Benchmark suite with medians of 5 repetitions
 #   tidy    clang-tidy over every translation unit (the `tidy` preset)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -94,6 +95,16 @@ cmd_run() {
   ./build/bin/sluice --config conf/sluice.json --check
 }
 
+cmd_bench() {
+  cmd_deps
+  configure_and_build release sluice_bench
+  mkdir -p build/bench
+  log "bench: load average now: $(cut -d' ' -f1-3 /proc/loadavg) (results need a quiet machine)"
+  ./build/bin/sluice_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+    --benchmark_out=build/bench/results.json --benchmark_out_format=json "$@" |
+    grep -E '^(Benchmark|-+$|.*_median)'
+  log "bench: full results in build/bench/results.json"
+}
 
 cmd_tidy() {
   configure_and_build tidy
@@ -112,6 +123,7 @@ main() {
     build) cmd_build ;;
     test) cmd_test ;;
     run) cmd_run ;;
+    bench) cmd_bench "$@" ;;
     tidy) cmd_tidy ;;
     -h | --help | help) usage ;;
     *)
