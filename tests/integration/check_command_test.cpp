@@ -14,8 +14,8 @@ namespace {
 
 using testing::run_process;
 
-const std::string kBinary = SLUICE_BINARY;
-const std::string kShippedConfig = std::string(SLUICE_SOURCE_DIR) + "/conf/sluice.json";
+constexpr const char* kBinary = SLUICE_BINARY;
+constexpr const char* kShippedConfig = SLUICE_SOURCE_DIR "/conf/sluice.json";
 
 class CheckCommandTest : public ::testing::Test {
  protected:

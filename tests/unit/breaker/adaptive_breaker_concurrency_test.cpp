@@ -40,6 +40,7 @@ TEST(AdaptiveBreakerConcurrencyTest, EveryOutcomeIsCountedExactlyOnce) {
     }
   });
   std::vector<std::thread> workers;
+  workers.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     workers.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {

@@ -22,7 +22,8 @@ struct Shape {
   std::uint32_t limit;
 };
 
-void PrintTo(const Shape& s, std::ostream* os) {
+// GoogleTest finds this hook by its exact name.
+void PrintTo(const Shape& s, std::ostream* os) {  // NOLINT(readability-identifier-naming)
   *os << std::chrono::duration_cast<std::chrono::milliseconds>(s.window).count() << "ms/"
       << s.buckets << "x" << s.limit;
 }

@@ -105,7 +105,7 @@ TEST_F(MemoryStoreAsyncTest, CoroutinesDecideInLongLoopsWithoutGrowingTheStack) 
         const auto s = co_await store_.inspect(id_, "user-7", net::use_awaitable);
         EXPECT_EQ(s.count, 3U);
       },
-      [&](std::exception_ptr e) { failure = e; });
+      [&](std::exception_ptr e) { failure = std::move(e); });
   ioc.run();
   EXPECT_FALSE(failure);
   EXPECT_EQ(decided, 120000);

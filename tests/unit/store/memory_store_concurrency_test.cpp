@@ -63,6 +63,7 @@ TEST(MemoryStoreConcurrencyTest, HotKeyAndManyKeysNeverOverAdmit) {
   std::barrier phase_end(kThreads, [&]() noexcept { clock.advance(100ms); });
 
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       std::mt19937 rng(1000 + t);
@@ -118,6 +119,7 @@ TEST(MemoryStoreConcurrencyTest, LiveRetuningDuringDecisionsNeverExceedsTheHighe
     }
   });
   std::vector<std::thread> threads;
+  threads.reserve(kThreads - 1);
   std::atomic<int> admitted{0};
   for (int t = 0; t < kThreads - 1; ++t) {
     threads.emplace_back([&] {

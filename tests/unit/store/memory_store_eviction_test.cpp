@@ -53,9 +53,9 @@ TEST(MemoryStoreEvictionTest, CapHoldsWithTenTimesMoreKeys) {
   EXPECT_GT(stats.evicted_active, 0U) << "all keys were active: the sketch had to take some";
   // Memory is bounded by the cap, whatever the number of distinct keys: the tables (at most
   // 1.25 slots per key of 8 + 56 bytes, plus one spare slot per shard) and the sketches.
-  const std::size_t tables = (1000 * 5 / 4 + 16) * 64 + store.shard_count() * 8 * 64;
-  const std::size_t sketches = (1000 + store.shard_count() * 16) * 56;
-  EXPECT_LE(peak_memory, tables + sketches + 64 * 1024);
+  const std::size_t tables = (std::size_t{1000} * 5 / 4 + 16) * 64 + store.shard_count() * 8 * 64;
+  const std::size_t sketches = (std::size_t{1000} + store.shard_count() * 16) * 56;
+  EXPECT_LE(peak_memory, tables + sketches + std::size_t{64} * 1024);
 }
 
 // The cost of never over-admitting: keys that share a sketch ring with an evicted key start
