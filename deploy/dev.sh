@@ -19,7 +19,7 @@ readonly SPEC_PACKAGES=(
   wrk nginx haproxy
 )
 # The toolchain. Present on the machines CI uses; listed so a bare Debian 12 works too.
-readonly TOOLCHAIN_PACKAGES=(g++ cmake ninja-build clang-format clang-tidy)
+readonly TOOLCHAIN_PACKAGES=(g++ cmake ninja-build clang-format)
 
 log() { printf '==> %s\n' "$*" >&2; }
 
@@ -27,9 +27,10 @@ as_root() {
   if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi
 }
 
-cmd_deps() {
+# ensure_packages PKG...: apt-installs those not installed yet (apt-get update first).
+ensure_packages() {
   local missing=() pkg
-  for pkg in "${SPEC_PACKAGES[@]}" "${TOOLCHAIN_PACKAGES[@]}"; do
+  for pkg in "$@"; do
     if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
       missing+=("$pkg")
     fi
@@ -41,6 +42,10 @@ cmd_deps() {
   log "deps: installing ${missing[*]}"
   as_root apt-get update -q
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+}
+
+cmd_deps() {
+  ensure_packages "${SPEC_PACKAGES[@]}" "${TOOLCHAIN_PACKAGES[@]}"
 }
 
 # configure_and_build PRESET [TARGET...]
@@ -107,6 +112,8 @@ cmd_bench() {
 }
 
 cmd_tidy() {
+  cmd_deps
+  ensure_packages clang-tidy
   configure_and_build tidy
 }
 
