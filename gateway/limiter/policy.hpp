@@ -45,10 +45,6 @@ struct Policy {
   [[nodiscard]] core::Duration bucket_width() const {
     return std::chrono::duration_cast<core::Duration>(window) / buckets;
   }
-  /// True when both policies count in the same buckets (so counts need no carrying over).
-  [[nodiscard]] bool same_shape(const Policy& other) const {
-    return window == other.window && buckets == other.buckets;
-  }
 };
 
 }  // namespace sluice::limiter
