@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// argv -> config -> (logging -> app::Gateway::run() once the data path exists); nothing else.
+// argv -> config -> logging -> app::Gateway::run(); nothing else.
+#include <csignal>
+#include <exception>
 #include <iostream>
 #include <span>
 
 #include "gateway/app/check_command.hpp"
 #include "gateway/app/command_line.hpp"
+#include "gateway/app/gateway.hpp"
+#include "gateway/config/config_loader.hpp"
+#include "gateway/log/logging.hpp"
 
 int main(int argc, char** argv) {
   using namespace sluice;
+  std::signal(SIGPIPE, SIG_IGN);  // a closed stdout or socket is an error value, not a signal
   const auto parsed = app::parse_command_line(
       std::span<const char* const>(const_cast<const char* const*>(argv), argc));
   if (!parsed.command_line) {
@@ -23,13 +29,24 @@ int main(int argc, char** argv) {
     std::cout << "sluice " << SLUICE_VERSION << '\n';
     return 0;
   }
-  const int status = app::run_check(cl, std::cout, std::cerr);
-  if (status != 0 || cl.check) {
-    return status;
+  if (cl.check) {
+    return app::run_check(cl, std::cout, std::cerr);
   }
-  // The config is valid, but this build has no data path yet (it lands with the proxy issue):
-  // say so instead of pretending to serve.
-  std::cerr << "sluice: this build only validates configs (use --check); the proxy is not "
-               "implemented yet\n";
-  return 1;
+  auto loaded = config::load_config_file(cl.config_path);
+  if (!loaded.ok()) {
+    for (const auto& problem : loaded.problems) {
+      std::cerr << config::to_string(problem) << '\n';
+    }
+    return 1;  // nothing bound
+  }
+  log::init(cl.log_level);
+  int status = 1;
+  try {
+    app::Gateway gateway(cl.config_path, std::move(*loaded.config));
+    status = gateway.run();
+  } catch (const std::exception& e) {
+    log::get("app")->error("fatal error={}", e.what());
+  }
+  log::shutdown();
+  return status;
 }

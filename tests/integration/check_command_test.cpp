@@ -83,10 +83,19 @@ TEST_F(CheckCommandTest, PrintsTheVersion) {
   EXPECT_EQ(r.out.rfind("sluice ", 0), 0U);
 }
 
-TEST_F(CheckCommandTest, WithoutCheckSaysHonestlyThatItCannotServeYet) {
-  const auto r = run_process({kBinary, "--config", kShippedConfig});
+// Serving is the proxy integration tests' job (tests/integration/proxy): here, only that a
+// config the gateway cannot run is refused before anything is bound.
+TEST_F(CheckCommandTest, WithoutCheckAnInvalidConfigIsRefusedWithEveryProblem) {
+  const std::string path = write("bad.json", R"({
+    "listen": {"address": "127.0.0.1", "port": 0},
+    "threads": -1,
+    "routes": [{"name": "r", "prefix": "/", "backend": "missing"}]
+  })");
+  const auto r = run_process({kBinary, "--config", path});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("only validates configs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("threads: must be between 0 and 1024\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("backends: is required\n"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("ready"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/admin/admin_server.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <string>
+
+namespace sluice::admin {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using namespace std::chrono_literals;
+
+constexpr auto kAsTuple = net::as_tuple(net::use_awaitable);
+constexpr std::uint32_t kMaxHeader = 16 * 1024;
+constexpr std::uint64_t kMaxBody = 1024 * 1024;
+constexpr auto kTimeout = 10s;
+
+}  // namespace
+
+Response json_error(const Request& request, http::status status, std::string_view reason) {
+  Response res(status, request.version());
+  res.set(http::field::content_type, "application/json");
+  res.body() = std::string("{\"error\":\"") + std::string(reason) + "\"}";
+  res.keep_alive(request.keep_alive());
+  res.prepare_payload();
+  return res;
+}
+
+Response text(const Request& request, http::status status, std::string body) {
+  Response res(status, request.version());
+  res.set(http::field::content_type, "text/plain; charset=utf-8");
+  res.body() = std::move(body);
+  res.keep_alive(request.keep_alive());
+  res.prepare_payload();
+  return res;
+}
+
+AdminServer::AdminServer(net::ip::tcp::acceptor acceptor, Handler handler,
+                         std::shared_ptr<spdlog::logger> log)
+    : acceptor_(std::move(acceptor)), handler_(std::move(handler)), log_(std::move(log)) {}
+
+void AdminServer::start() {
+  net::co_spawn(acceptor_.get_executor(), accept_loop(), net::detached);
+}
+
+void AdminServer::stop() {
+  beast::error_code ignored;
+  acceptor_.close(ignored);
+}
+
+net::awaitable<void> AdminServer::accept_loop() {
+  auto self = shared_from_this();
+  for (;;) {
+    auto [ec, socket] = co_await acceptor_.async_accept(kAsTuple);
+    if (ec) {
+      if (ec == net::error::operation_aborted || !acceptor_.is_open()) {
+        co_return;
+      }
+      log_->warn("admin accept failed error={}", ec.message());
+      continue;
+    }
+    net::co_spawn(acceptor_.get_executor(), serve(std::move(socket)), net::detached);
+  }
+}
+
+net::awaitable<void> AdminServer::serve(net::ip::tcp::socket socket) {
+  auto self = shared_from_this();
+  beast::tcp_stream stream(std::move(socket));
+  beast::flat_buffer buffer;
+  for (;;) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(kMaxHeader);
+    parser.body_limit(kMaxBody);
+    stream.expires_after(kTimeout);
+    auto [ec, n] = co_await http::async_read(stream, buffer, parser, kAsTuple);
+    if (ec) {
+      if (ec == http::error::body_limit || ec == http::error::header_limit) {
+        Request req;
+        req.version(11);
+        auto res = json_error(
+            req,
+            ec == http::error::body_limit ? http::status::payload_too_large
+                                          : http::status::request_header_fields_too_large,
+            ec == http::error::body_limit ? "payload_too_large" : "header_too_large");
+        res.keep_alive(false);
+        stream.expires_after(kTimeout);
+        co_await http::async_write(stream, res, kAsTuple);
+      }
+      break;
+    }
+    const Request& req = parser.get();
+    Response res = handler_(req);
+    res.set(http::field::server, "sluice-admin");
+    const bool keep = res.keep_alive();
+    stream.expires_after(kTimeout);
+    auto [wec, wn] = co_await http::async_write(stream, res, kAsTuple);
+    if (wec || !keep) {
+      break;
+    }
+  }
+  beast::error_code ignored;
+  stream.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+}
+
+}  // namespace sluice::admin

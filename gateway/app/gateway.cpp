@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/app/gateway.hpp"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <csignal>
+
+#include "gateway/config/config_loader.hpp"
+#include "gateway/log/logging.hpp"
+
+namespace sluice::app {
+namespace {
+
+namespace net = boost::asio;
+namespace http = boost::beast::http;
+using tcp = net::ip::tcp;
+using namespace std::chrono_literals;
+
+constexpr auto kDrainPoll = 50ms;
+constexpr auto kCutGrace = 200ms;  // after cutting, how long sessions get to unwind
+
+std::size_t thread_count(const config::Config& config) {
+  return config.threads != 0 ? config.threads : std::max(1U, std::thread::hardware_concurrency());
+}
+
+tcp::acceptor make_acceptor(net::io_context& ioc, const tcp::endpoint& endpoint, bool reuse_port,
+                            boost::system::error_code& ec) {
+  tcp::acceptor acceptor(ioc);
+  if (acceptor.open(endpoint.protocol(), ec)) {
+    return acceptor;
+  }
+  acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (reuse_port) {
+    // One listening socket per worker on the same port; the kernel spreads connections.
+    acceptor.set_option(net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true), ec);
+  }
+  if (!ec && !acceptor.bind(endpoint, ec)) {
+    acceptor.listen(net::socket_base::max_listen_connections, ec);
+  }
+  return acceptor;
+}
+
+std::string show(const tcp::endpoint& endpoint) {
+  const auto address = endpoint.address();
+  return (address.is_v6() ? "[" + address.to_string() + "]" : address.to_string()) + ":" +
+         std::to_string(endpoint.port());
+}
+
+}  // namespace
+
+Gateway::Gateway(std::filesystem::path config_path, config::Config config)
+    : config_path_(std::move(config_path)),
+      config_(std::make_shared<const config::Config>(std::move(config))),
+      log_(log::get("app")),
+      snapshots_(std::make_shared<const proxy::Snapshot>(config_)),
+      gate_(config_->http.max_connections),
+      access_log_(config_->access_log),
+      services_(clock_, snapshots_, gate_, access_log_, log::get("proxy")) {
+  const std::size_t n = thread_count(*config_);
+  workers_.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    workers_.push_back(std::make_unique<proxy::Worker>(services_, i));
+  }
+}
+
+Gateway::~Gateway() {
+  for (auto& worker : workers_) {
+    worker->context().stop();
+  }
+  for (auto& thread : threads_) {
+    if (thread.joinable()) {
+      thread.join();
+    }
+  }
+  gate_.clear_wakers();
+}
+
+int Gateway::run() {
+  if (!bind_listeners() || !bind_admin()) {
+    return 1;
+  }
+  signals_.add(SIGTERM);
+  signals_.add(SIGINT);
+  signals_.add(SIGHUP);
+  wait_for_signal();
+  threads_.reserve(workers_.size());
+  for (auto& worker : workers_) {
+    threads_.emplace_back([w = worker.get()] { w->context().run(); });
+  }
+  control_.run();
+  for (auto& worker : workers_) {
+    worker->context().stop();
+  }
+  for (auto& thread : threads_) {
+    thread.join();
+  }
+  threads_.clear();
+  access_log_.flush();
+  return 0;
+}
+
+bool Gateway::bind_listeners() {
+  boost::system::error_code ec;
+  const auto address = net::ip::make_address(config_->listen.address, ec);
+  tcp::endpoint endpoint(address, config_->listen.port);
+  for (std::size_t i = 0; i < workers_.size() && !ec; ++i) {
+    auto acceptor = make_acceptor(workers_[i]->context(), endpoint, true, ec);
+    if (ec) {
+      break;
+    }
+    if (i == 0) {
+      endpoint.port(acceptor.local_endpoint().port());  // port 0: the others share this one
+    }
+    workers_[i]->start_accepting(std::move(acceptor));
+  }
+  if (ec) {
+    log_->error("cannot listen address={} port={} error={}", config_->listen.address,
+                config_->listen.port, ec.message());
+    return false;
+  }
+  proxy_endpoint_ = endpoint;
+  return true;
+}
+
+bool Gateway::bind_admin() {
+  boost::system::error_code ec;
+  const auto address = net::ip::make_address(config_->admin.address, ec);
+  auto acceptor = make_acceptor(control_, tcp::endpoint(address, config_->admin.port), false, ec);
+  if (ec) {
+    log_->error("cannot listen admin address={} port={} error={}", config_->admin.address,
+                config_->admin.port, ec.message());
+    return false;
+  }
+  admin_endpoint_ = acceptor.local_endpoint();
+  admin_ = std::make_shared<admin::AdminServer>(
+      std::move(acceptor), [this](const admin::Request& req) { return handle_admin(req); },
+      log::get("admin"));
+  admin_->start();
+  log_->info("ready proxy={} admin={} threads={}", show(proxy_endpoint_), show(admin_endpoint_),
+             workers_.size());
+  return true;
+}
+
+admin::Response Gateway::handle_admin(const admin::Request& req) {
+  if (req.method() != http::verb::get && req.method() != http::verb::head) {
+    auto res = admin::json_error(req, http::status::method_not_allowed, "method_not_allowed");
+    res.set(http::field::allow, "GET, HEAD");
+    return res;
+  }
+  if (req.target() == "/healthz") {
+    return admin::text(req, http::status::ok, "ok\n");
+  }
+  if (req.target() == "/readyz") {
+    return draining_ ? admin::text(req, http::status::service_unavailable, "draining\n")
+                     : admin::text(req, http::status::ok, "ready\n");
+  }
+  return admin::json_error(req, http::status::not_found, "not_found");
+}
+
+void Gateway::wait_for_signal() {
+  signals_.async_wait([this](const boost::system::error_code& ec, int signal) {
+    if (ec) {
+      return;
+    }
+    if (signal == SIGHUP) {
+      reload();
+    } else {
+      begin_drain();
+    }
+    wait_for_signal();
+  });
+}
+
+void Gateway::reload() {
+  auto config_log = log::get("config");
+  auto result = config::load_config_file(config_path_);
+  if (!result.ok()) {
+    config_log->error("reload failed file={} problems={}", config_path_.string(),
+                      result.problems.size());
+    for (const auto& problem : result.problems) {
+      config_log->error("reload problem {}", config::to_string(problem));
+    }
+    return;
+  }
+  auto next = std::make_shared<const config::Config>(std::move(*result.config));
+  const auto restart_only = [&](std::string_view field, bool changed) {
+    if (changed) {
+      config_log->warn("reload ignores field={} (needs a restart)", field);
+    }
+  };
+  restart_only("listen", !(next->listen == config_->listen));
+  restart_only("admin", !(next->admin == config_->admin));
+  restart_only("threads", next->threads != config_->threads);
+  restart_only("access_log", !(next->access_log == config_->access_log));
+  gate_.set_max(next->http.max_connections);
+  snapshots_.store(std::make_shared<const proxy::Snapshot>(next));
+  config_ = std::move(next);
+  config_log->info("reload ok routes={} backends={}", config_->routes.size(),
+                   config_->backends.size());
+}
+
+void Gateway::begin_drain() {
+  if (draining_) {
+    log_->warn("second signal: cutting the drain short");
+    drain_deadline_ = clock_.now();
+    return;
+  }
+  draining_ = true;
+  services_.draining.store(true);
+  drain_deadline_ = clock_.now() + config_->drain_timeout;
+  log_->info("draining connections={} timeout_ms={}", gate_.active(),
+             std::chrono::duration_cast<std::chrono::milliseconds>(config_->drain_timeout).count());
+  for (auto& worker : workers_) {
+    net::post(worker->context(), [w = worker.get()] {
+      w->stop_accepting();
+      w->close_idle_sessions();
+    });
+  }
+  check_drain();
+}
+
+void Gateway::check_drain() {
+  if (gate_.active() == 0) {
+    finish();
+    return;
+  }
+  if (clock_.now() >= drain_deadline_) {
+    log_->warn("drain timeout: cutting connections={}", gate_.active());
+    for (auto& worker : workers_) {
+      net::post(worker->context(), [this, w = worker.get()] { cut_ += w->close_all_sessions(); });
+    }
+    drain_timer_.expires_after(kCutGrace);
+    drain_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) {
+        finish();
+      }
+    });
+    return;
+  }
+  drain_timer_.expires_after(kDrainPoll);
+  drain_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) {
+      check_drain();
+    }
+  });
+}
+
+void Gateway::finish() {
+  log_->info("drained cut={}", cut_.load());
+  boost::system::error_code ignored;
+  signals_.cancel(ignored);
+  if (admin_) {
+    admin_->stop();
+  }
+  control_.stop();
+}
+
+}  // namespace sluice::app

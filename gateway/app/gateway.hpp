@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "gateway/admin/admin_server.hpp"
+#include "gateway/config/config.hpp"
+#include "gateway/core/clock.hpp"
+#include "gateway/log/access_log.hpp"
+#include "gateway/proxy/connection_gate.hpp"
+#include "gateway/proxy/services.hpp"
+#include "gateway/proxy/snapshot.hpp"
+#include "gateway/proxy/worker.hpp"
+
+namespace sluice::app {
+
+/// The composition root (STYLE §1): owns the clock, the config snapshots, the worker threads
+/// (one io_context each, each accepting on its own SO_REUSEPORT socket), the admin listener and
+/// the signal handling on the main thread. SIGHUP reloads the config file; SIGTERM/SIGINT drain
+/// (a second signal cuts the drain short). Not thread-safe: run() is called once, from main.
+class Gateway {
+ public:
+  Gateway(std::filesystem::path config_path, config::Config config);
+  Gateway(const Gateway&) = delete;
+  Gateway& operator=(const Gateway&) = delete;
+  ~Gateway();
+
+  /// Binds, serves until drained, and returns the process exit code (0 after a drain, 1 when
+  /// binding failed).
+  int run();
+
+ private:
+  bool bind_listeners();
+  bool bind_admin();
+  admin::Response handle_admin(const admin::Request& req);
+  void wait_for_signal();
+  void reload();
+  void begin_drain();
+  void check_drain();
+  void finish();
+
+  std::filesystem::path config_path_;
+  std::shared_ptr<const config::Config> config_;
+  std::shared_ptr<spdlog::logger> log_;
+  core::SteadyClock clock_;
+  proxy::SnapshotSource snapshots_;
+  proxy::ConnectionGate gate_;
+  log::AccessLog access_log_;
+  proxy::Services services_;
+  std::vector<std::unique_ptr<proxy::Worker>> workers_;
+  std::vector<std::thread> threads_;
+
+  boost::asio::io_context control_{1};  ///< main thread: admin listener, signals, drain timer
+  boost::asio::signal_set signals_{control_};
+  boost::asio::steady_timer drain_timer_{control_};
+  std::shared_ptr<admin::AdminServer> admin_;
+  boost::asio::ip::tcp::endpoint proxy_endpoint_;
+  boost::asio::ip::tcp::endpoint admin_endpoint_;
+  core::TimePoint drain_deadline_{};
+  bool draining_ = false;
+  std::atomic<std::size_t> cut_{0};
+};
+
+}  // namespace sluice::app

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <boost/beast/http/status.hpp>
+#include <boost/system/error_code.hpp>
+#include <optional>
+#include <ostream>  // Boost 1.81's beast/http/status.hpp needs it but does not include it
+#include <string_view>
+
+namespace sluice::proxy {
+
+/// Every reply the gateway makes itself (SPEC §4). One table maps each to its status and the
+/// `error` reason of its JSON body.
+enum class GatewayError {
+  kRateLimited,
+  kBackendUnavailable,
+  kNoRoute,
+  kMethodNotAllowed,
+  kUpstreamConnect,
+  kUpstreamTimeout,
+  kUpstreamReset,
+  kBadRequest,
+  kHeaderTooLarge,
+  kPayloadTooLarge,
+  kHeaderTimeout,
+};
+
+struct ErrorInfo {
+  boost::beast::http::status status;
+  std::string_view reason;  ///< `{"error": reason}`, also a metric/log label
+};
+
+[[nodiscard]] const ErrorInfo& info(GatewayError error) noexcept;
+
+/// True for errors after which the downstream connection must close (framing errors and
+/// timeouts: the stream position is unknown).
+[[nodiscard]] bool closes_connection(GatewayError error) noexcept;
+
+/// What to answer when reading a request body from the client failed with `ec`: 413 past
+/// max_body_bytes, 400 for a malformed body (bad chunk framing), nothing when the client is
+/// gone or stalled (a closed connection or a timeout has nobody to answer).
+[[nodiscard]] std::optional<GatewayError> body_read_failure(boost::system::error_code ec) noexcept;
+
+}  // namespace sluice::proxy

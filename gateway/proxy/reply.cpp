@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/proxy/reply.hpp"
+
+#include <string>
+
+namespace sluice::proxy {
+
+net::awaitable<unsigned> reply_error(beast::tcp_stream& down, GatewayError error,
+                                     const ReplyOptions& options, core::Duration timeout) {
+  const ErrorInfo& e = info(error);
+  http::response<http::string_body> res(e.status, options.version == 10 ? 10 : 11);
+  res.set(http::field::server, "sluice");
+  res.set(http::field::content_type, "application/json");
+  if (!options.request_id.empty()) {
+    res.set("X-Request-Id", options.request_id);
+  }
+  if (!options.allow.empty()) {
+    res.set(http::field::allow, options.allow);
+  }
+  if (options.retry_after_s > 0) {
+    res.set(http::field::retry_after, std::to_string(options.retry_after_s));
+  }
+  res.body() = std::string("{\"error\":\"") + std::string(e.reason) + "\"}";
+  res.prepare_payload();
+  res.keep_alive(options.keep_alive);
+  down.expires_after(timeout);
+  if (options.head_request) {
+    http::response_serializer<http::string_body> serializer(res);
+    auto [ec, n] = co_await http::async_write_header(down, serializer, kAsTuple);
+    co_return ec ? 0U : res.result_int();
+  }
+  auto [ec, n] = co_await http::async_write(down, res, kAsTuple);
+  co_return ec ? 0U : res.result_int();
+}
+
+}  // namespace sluice::proxy

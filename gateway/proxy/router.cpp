@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/proxy/router.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace sluice::proxy {
+namespace {
+
+bool method_allowed(const Route& route, std::string_view method) {
+  if (route.methods.empty()) {
+    return true;
+  }
+  const auto has = [&](std::string_view m) {
+    return std::find(route.methods.begin(), route.methods.end(), m) != route.methods.end();
+  };
+  return has(method) || (method == "HEAD" && has("GET"));
+}
+
+void add_allowed(const Route& route, std::vector<std::string_view>& allow) {
+  const auto add = [&](std::string_view m) {
+    if (std::find(allow.begin(), allow.end(), m) == allow.end()) {
+      allow.push_back(m);
+    }
+  };
+  for (const auto& m : route.methods) {
+    add(m);
+    if (m == "GET") {
+      add("HEAD");
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view target_path(std::string_view target) noexcept {
+  if (!target.empty() && target.front() != '/') {
+    // absolute-form: skip "scheme://authority"
+    const auto scheme = target.find("://");
+    if (scheme != std::string_view::npos) {
+      const auto path = target.find('/', scheme + 3);
+      target = path == std::string_view::npos ? std::string_view("/") : target.substr(path);
+    }
+  }
+  return target.substr(0, target.find_first_of("?#"));
+}
+
+bool prefix_matches(std::string_view prefix, std::string_view path) noexcept {
+  if (!path.starts_with(prefix)) {
+    return false;
+  }
+  return path.size() == prefix.size() || prefix.ends_with('/') || path[prefix.size()] == '/';
+}
+
+std::string normalize_host(std::string_view host) {
+  std::string_view name = host;
+  if (name.starts_with('[')) {
+    const auto close = name.find(']');
+    name = close == std::string_view::npos ? name : name.substr(1, close - 1);
+  } else if (const auto colon = name.rfind(':');
+             colon != std::string_view::npos && name.find(':') == colon) {
+    name = name.substr(0, colon);  // one colon: host:port (several would be a bare IPv6)
+  }
+  std::string out(name);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+RouteMatch Router::match(std::string_view host, std::string_view method,
+                         std::string_view target) const {
+  const std::string_view path = target_path(target);
+  std::string normalized_host;
+  bool host_normalized = false;
+  std::vector<std::string_view> allow;
+  for (const Route& route : routes_) {
+    if (!prefix_matches(route.prefix, path)) {
+      continue;
+    }
+    if (route.host) {
+      if (!host_normalized) {
+        normalized_host = normalize_host(host);
+        host_normalized = true;
+      }
+      if (*route.host != normalized_host) {
+        continue;
+      }
+    }
+    if (method_allowed(route, method)) {
+      return {RouteMatch::Kind::kMatched, &route, {}};
+    }
+    add_allowed(route, allow);
+  }
+  if (allow.empty()) {
+    return {};
+  }
+  RouteMatch m{RouteMatch::Kind::kMethodNotAllowed, nullptr, {}};
+  for (const auto& a : allow) {
+    m.allow += m.allow.empty() ? "" : ", ";
+    m.allow += a;
+  }
+  return m;
+}
+
+std::string upstream_target(const Route& route, std::string_view target) {
+  if (!route.strip_prefix) {
+    return std::string(target);
+  }
+  const std::string_view path = target_path(target);
+  // The query (and fragment) as sent; for absolute-form it follows the path.
+  const std::string_view rest = target.substr(target.find(path) + path.size());
+  std::string_view tail = path.substr(std::min(path.size(), route.prefix.size()));
+  std::string out;
+  out.reserve(tail.size() + rest.size() + 1);
+  if (!tail.starts_with('/')) {
+    out += '/';
+  }
+  out += tail;
+  out += rest;
+  return out;
+}
+
+}  // namespace sluice::proxy

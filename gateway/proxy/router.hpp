@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gateway/config/config.hpp"
+
+namespace sluice::proxy {
+
+/// One route, compiled for matching (SPEC §3 `routes`).
+struct Route {
+  std::string name;
+  std::string prefix;
+  std::optional<std::string> host;   ///< lower case, without a port
+  std::vector<std::string> methods;  ///< empty = any; GET implies HEAD
+  std::size_t backend = 0;           ///< index into the snapshot's backends
+  std::optional<std::string> limit;  ///< policy name
+  bool strip_prefix = false;
+};
+
+struct RouteMatch {
+  enum class Kind { kMatched, kNoRoute, kMethodNotAllowed };
+  Kind kind = Kind::kNoRoute;
+  const Route* route = nullptr;
+  std::string allow;  ///< for kMethodNotAllowed: the methods the path accepts, for `Allow`
+};
+
+/// Ordered first-match routing: the first route whose host (if set), methods (if set) and
+/// segment-aware path prefix all match (`/api/users` matches `/api/users` and `/api/users/7`,
+/// not `/api/usersX`). A path some route accepts with another method gives 405 with `Allow`.
+/// Immutable after construction, hence thread-safe.
+class Router {
+ public:
+  explicit Router(std::vector<Route> routes) : routes_(std::move(routes)) {}
+
+  /// `target` is the request-target (origin or absolute form); `host` the Host header.
+  [[nodiscard]] RouteMatch match(std::string_view host, std::string_view method,
+                                 std::string_view target) const;
+
+  [[nodiscard]] const std::vector<Route>& routes() const noexcept { return routes_; }
+
+ private:
+  std::vector<Route> routes_;
+};
+
+/// The path of a request-target: without the query, and for an absolute-form target
+/// (`http://host/p?q`) without scheme and authority.
+[[nodiscard]] std::string_view target_path(std::string_view target) noexcept;
+
+/// The target forwarded upstream: with `strip_prefix`, the path after the route prefix (always
+/// starting with `/`), followed by the original query.
+[[nodiscard]] std::string upstream_target(const Route& route, std::string_view target);
+
+/// True when `prefix` matches `path` on a segment boundary.
+[[nodiscard]] bool prefix_matches(std::string_view prefix, std::string_view path) noexcept;
+
+/// The Host header reduced for matching: lower case, port removed (also from `[v6]:port`).
+[[nodiscard]] std::string normalize_host(std::string_view host);
+
+}  // namespace sluice::proxy

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <atomic>
+#include <memory>
+
+#include "gateway/core/clock.hpp"
+#include "gateway/log/access_log.hpp"
+#include "gateway/proxy/connection_gate.hpp"
+#include "gateway/proxy/snapshot.hpp"
+
+namespace sluice::proxy {
+
+/// What every worker shares. Owned by the Gateway, which outlives every worker thread; each
+/// member is thread-safe.
+struct Services {
+  Services(const core::Clock& c, SnapshotSource& s, ConnectionGate& g, log::AccessLog& a,
+           std::shared_ptr<spdlog::logger> l)
+      : clock(c), snapshots(s), gate(g), access_log(a), log(std::move(l)) {}
+
+  const core::Clock& clock;
+  SnapshotSource& snapshots;
+  ConnectionGate& gate;
+  log::AccessLog& access_log;
+  std::shared_ptr<spdlog::logger> log;
+  /// Set once on SIGTERM/SIGINT: responses say `Connection: close`, idle connections close.
+  std::atomic<bool> draining{false};
+};
+
+}  // namespace sluice::proxy

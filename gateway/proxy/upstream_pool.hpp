@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "gateway/core/clock.hpp"
+#include "gateway/proxy/net.hpp"
+
+namespace sluice::proxy {
+
+/// Idle keep-alive connections to upstream endpoints, for one worker thread (STYLE §6: pools
+/// are per thread and lock-free). A connection has exactly one owner: it is moved out by
+/// checkout() and moved back by checkin(). Checkout is LIFO (the most recently used connection
+/// is the most likely to be alive) and drops connections the upstream has closed (a
+/// non-blocking peek sees EOF or stray bytes) or that idled longer than `max_idle_time`.
+/// Confined to one thread. The clock must outlive the pool.
+class UpstreamPool {
+ public:
+  UpstreamPool(const core::Clock& clock, core::Duration max_idle_time)
+      : clock_(clock), max_idle_time_(max_idle_time) {}
+
+  /// A live idle connection to `endpoint` (the endpoint's label), or nullopt.
+  std::optional<beast::tcp_stream> checkout(std::string_view endpoint);
+  /// Keeps a connection after a complete exchange, unless `endpoint` already has `max_idle`.
+  void checkin(std::string_view endpoint, beast::tcp_stream stream, std::size_t max_idle);
+  /// Closes connections idle too long, and every connection to an endpoint `keep` rejects.
+  std::size_t sweep(const std::function<bool(std::string_view endpoint)>& keep);
+  /// Closes everything (shutdown).
+  void clear();
+
+  [[nodiscard]] std::size_t idle() const noexcept { return idle_count_; }
+
+ private:
+  struct Idle {
+    std::unique_ptr<beast::tcp_stream> stream;  // tcp_stream cannot be move-assigned
+    core::TimePoint since;
+  };
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept {
+      return std::hash<std::string_view>{}(s);
+    }
+  };
+
+  const core::Clock& clock_;
+  core::Duration max_idle_time_;
+  std::unordered_map<std::string, std::vector<Idle>, Hash, std::equal_to<>> idle_;
+  std::size_t idle_count_ = 0;
+};
+
+/// True when the upstream has not closed the connection (nothing to read yet, no EOF).
+[[nodiscard]] bool looks_alive(tcp::socket& socket) noexcept;
+
+}  // namespace sluice::proxy
