@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/demo/demo_options.hpp"
+
+#include <boost/asio/ip/address.hpp>
+#include <charconv>
+#include <string_view>
+
+namespace sluice::demo {
+namespace {
+
+/// Parses a whole decimal string into [min, max]; nullopt otherwise.
+std::optional<unsigned> parse_number(std::string_view text, unsigned min, unsigned max) {
+  unsigned value = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || value < min || value > max) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+/// Applies one `--name value` pair; returns an error message or "".
+std::string apply(DemoOptions& options, std::string_view name, std::string_view value) {
+  if (name == "--address") {
+    boost::system::error_code ec;
+    boost::asio::ip::make_address(std::string(value), ec);
+    if (ec) {
+      return "--address must be an IPv4 or IPv6 address, got '" + std::string(value) + "'";
+    }
+    options.address = value;
+  } else if (name == "--port") {
+    const auto port = parse_number(value, 0, 65535);
+    if (!port) {
+      return "--port must be between 0 and 65535, got '" + std::string(value) + "'";
+    }
+    options.port = static_cast<std::uint16_t>(*port);
+  } else {
+    const auto threads = parse_number(value, 1, kMaxThreads);
+    if (!threads) {
+      return "--threads must be between 1 and " + std::to_string(kMaxThreads) + ", got '" +
+             std::string(value) + "'";
+    }
+    options.threads = *threads;
+  }
+  return {};
+}
+
+}  // namespace
+
+DemoOptionsResult parse_demo_options(std::span<const char* const> argv) {
+  DemoOptions options;
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      options.help = true;
+      continue;
+    }
+    const auto eq = arg.find('=');
+    const std::string_view name = arg.substr(0, eq);
+    if (name != "--address" && name != "--port" && name != "--threads") {
+      return {std::nullopt, "unknown argument: " + std::string(arg)};
+    }
+    std::string_view value;
+    if (eq != std::string_view::npos) {
+      value = arg.substr(eq + 1);
+    } else if (i + 1 < argv.size()) {
+      value = argv[++i];
+    } else {
+      return {std::nullopt, std::string(name) + " needs a value"};
+    }
+    if (auto error = apply(options, name, value); !error.empty()) {
+      return {std::nullopt, std::move(error)};
+    }
+  }
+  return {options, {}};
+}
+
+std::string demo_usage() {
+  return "usage: sluice-demo-backend [--address 127.0.0.1] [--port 0] [--threads 1]\n";
+}
+
+}  // namespace sluice::demo

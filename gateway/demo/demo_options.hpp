@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace sluice::demo {
+
+/// `sluice-demo-backend [--address 127.0.0.1] [--port 0] [--threads 1]`, parsed.
+struct DemoOptions {
+  std::string address = "127.0.0.1";  // an IPv4 or IPv6 literal
+  std::uint16_t port = 0;             // 0 = ephemeral
+  unsigned threads = 1;               // 1..kMaxThreads io_contexts, one acceptor each
+  bool help = false;
+};
+
+inline constexpr unsigned kMaxThreads = 256;
+
+/// Either options or the reason argv is unusable (one line, for stderr).
+struct DemoOptionsResult {
+  std::optional<DemoOptions> options;
+  std::string error;
+};
+
+/// Parses argv (argv[0] included). Accepts `--opt value` and `--opt=value`.
+[[nodiscard]] DemoOptionsResult parse_demo_options(std::span<const char* const> argv);
+
+/// The usage text printed for --help and after a usage error.
+[[nodiscard]] std::string demo_usage();
+
+}  // namespace sluice::demo

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/demo/demo_routes.hpp"
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+namespace sluice::demo {
+namespace {
+
+namespace http = boost::beast::http;
+
+constexpr std::string_view kJson = "application/json";
+constexpr std::string_view kText = "text/plain; charset=utf-8";
+
+/// A whole decimal string, nothing else (no sign, no trailing path).
+std::optional<std::uint64_t> parse_u64(std::string_view text) {
+  std::uint64_t value = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+/// `/prefix/{n}` with n in [min, max], or kBadRequest.
+Route numbered(RouteKind kind, std::string_view rest, std::uint64_t min, std::uint64_t max) {
+  const auto n = parse_u64(rest);
+  if (!n || *n < min || *n > max) {
+    return {RouteKind::kBadRequest, 0};
+  }
+  return {kind, *n};
+}
+
+std::string json_text(const nlohmann::ordered_json& j) {
+  // Header bytes are not necessarily UTF-8: replace what isn't rather than throw.
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+Reply headers_reply(const http::request_header<>& req) {
+  nlohmann::ordered_json fields = nlohmann::ordered_json::array();
+  for (const auto& field : req) {
+    fields.push_back({std::string(field.name_string()), std::string(field.value())});
+  }
+  const nlohmann::ordered_json body = {{"method", std::string(req.method_string())},
+                                       {"target", std::string(req.target())},
+                                       {"headers", std::move(fields)}};
+  return {200, std::string(kJson), json_text(body), false};
+}
+
+}  // namespace
+
+Route match_route(std::string_view target) {
+  const std::string_view path = target.substr(0, target.find('?'));
+  constexpr std::string_view kStatusPrefix = "/status/";
+  constexpr std::string_view kSlowPrefix = "/slow/";
+  constexpr std::string_view kBytesPrefix = "/bytes/";
+  if (path == "/ok") {
+    return {RouteKind::kOk, 0};
+  }
+  if (path == "/echo") {
+    return {RouteKind::kEcho, 0};
+  }
+  if (path == "/count") {
+    return {RouteKind::kCount, 0};
+  }
+  if (path == "/headers") {
+    return {RouteKind::kHeaders, 0};
+  }
+  if (path == "/close") {
+    return {RouteKind::kClose, 0};
+  }
+  if (path.starts_with(kStatusPrefix)) {
+    return numbered(RouteKind::kStatus, path.substr(kStatusPrefix.size()), 101, 599);
+  }
+  if (path.starts_with(kSlowPrefix)) {
+    const auto max = static_cast<std::uint64_t>(kMaxSlow.count());
+    return numbered(RouteKind::kSlow, path.substr(kSlowPrefix.size()), 0, max);
+  }
+  if (path.starts_with(kBytesPrefix)) {
+    return numbered(RouteKind::kBytes, path.substr(kBytesPrefix.size()), 0, UINT64_MAX);
+  }
+  return {RouteKind::kNotFound, 0};
+}
+
+Reply simple_reply(const Route& route, const http::request_header<>& req,
+                   std::uint64_t body_bytes) {
+  switch (route.kind) {
+    case RouteKind::kOk:
+      return {200, std::string(kText), "ok\n", false};
+    case RouteKind::kCount:
+      return {200, std::string(kJson), json_text({{"bytes", body_bytes}}), false};
+    case RouteKind::kStatus: {
+      const auto status = static_cast<unsigned>(route.number);
+      return {status, std::string(kJson), json_text({{"status", status}}), false};
+    }
+    case RouteKind::kSlow:
+      return {200, std::string(kText), "slow\n", false};
+    case RouteKind::kHeaders:
+      return headers_reply(req);
+    case RouteKind::kClose:
+      return {200, std::string(kText), "bye\n", true};
+    case RouteKind::kEcho:  // only HEAD (or an empty body) lands here
+      return {200, echo_content_type(req), "", false};
+    case RouteKind::kBadRequest:
+      return {400, std::string(kJson), R"({"error":"bad_request"})", false};
+    case RouteKind::kBytes:
+    case RouteKind::kNotFound:
+      break;
+  }
+  return {404, std::string(kJson), R"({"error":"not_found"})", false};
+}
+
+std::string echo_content_type(const http::request_header<>& req) {
+  const auto it = req.find(http::field::content_type);
+  return it == req.end() ? std::string("application/octet-stream") : std::string(it->value());
+}
+
+}  // namespace sluice::demo

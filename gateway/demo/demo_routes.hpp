@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <boost/beast/http/fields.hpp>
+#include <boost/beast/http/message.hpp>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+// The demo backend's routes (matching and the small fixed replies), kept free of I/O so the
+// session code only moves bytes. Pure functions; thread-safe.
+namespace sluice::demo {
+
+enum class RouteKind {
+  kOk,          // /ok
+  kEcho,        // /echo: streams the request body back
+  kCount,       // /count: {"bytes":N} of the request body
+  kStatus,      // /status/{code}
+  kSlow,        // /slow/{ms}
+  kBytes,       // /bytes/{n}: n pattern bytes
+  kHeaders,     // /headers: the request header as JSON
+  kClose,       // /close: reply, then close the connection
+  kNotFound,    // anything else
+  kBadRequest,  // a known route with an unusable parameter
+};
+
+/// A matched route; `number` is the path parameter of kStatus, kSlow and kBytes.
+struct Route {
+  RouteKind kind = RouteKind::kNotFound;
+  std::uint64_t number = 0;
+};
+
+/// Longest `/slow/{ms}` wait accepted (a longer one is a 400).
+inline constexpr std::chrono::milliseconds kMaxSlow{600000};
+
+/// Matches the path of `target` (the query string is ignored).
+[[nodiscard]] Route match_route(std::string_view target);
+
+/// A small, fully buffered reply.
+struct Reply {
+  unsigned status = 200;
+  std::string content_type;
+  std::string body;
+  bool close = false;  // send `Connection: close` and end the connection afterwards
+};
+
+/// The reply of every route except the streaming ones (kEcho with a body, kBytes).
+/// `body_bytes` is the size of the request body, already consumed.
+[[nodiscard]] Reply simple_reply(const Route& route,
+                                 const boost::beast::http::request_header<>& req,
+                                 std::uint64_t body_bytes);
+
+/// The Content-Type /echo answers with: the request's, else application/octet-stream.
+[[nodiscard]] std::string echo_content_type(const boost::beast::http::request_header<>& req);
+
+/// True for statuses whose responses never carry a body (1xx, 204, 304).
+[[nodiscard]] constexpr bool is_bodyless(unsigned status) noexcept {
+  return status < 200 || status == 204 || status == 304;
+}
+
+}  // namespace sluice::demo

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/demo/demo_session.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <exception>
+#include <iostream>
+
+namespace sluice::demo {
+namespace {
+
+constexpr auto kAsTuple = net::as_tuple(net::use_awaitable);
+
+/// Errors that mean "the bytes were not HTTP" (worth a 400) rather than "the peer went away".
+bool is_parse_error(const beast::error_code& ec) {
+  return ec.category() == http::make_error_code(http::error::bad_target).category() &&
+         ec != http::error::end_of_stream && ec != http::error::partial_message;
+}
+
+/// The session lives in this coroutine's frame; `context` outlives it (see SessionContext).
+net::awaitable<void> run_session(net::ip::tcp::socket socket, const SessionContext& context) {
+  Session session(std::move(socket), context);
+  co_await session.run();
+}
+
+}  // namespace
+
+Session::Session(net::ip::tcp::socket socket, const SessionContext& context)
+    : stream_(std::move(socket)), context_(context) {}
+
+net::awaitable<void> Session::run() {
+  for (;;) {
+    RequestParser parser;
+    parser.header_limit(kHeaderLimit);
+    parser.body_limit(boost::none);  // bodies stream through; their size is not our concern
+    stream_.expires_after(kIdleTimeout);
+    auto [ec, n] = co_await http::async_read_header(stream_, buffer_, parser, kAsTuple);
+    if (ec) {
+      if (is_parse_error(ec)) {
+        Request none;
+        none.version(11);
+        none.keep_alive(false);
+        Reply reply{400, "application/json", R"({"error":"bad_request"})", true};
+        co_await write_reply(none, reply);
+      }
+      break;
+    }
+    if (!co_await handle(parser)) {
+      break;
+    }
+  }
+  beast::error_code ignored;  // the peer may already be gone
+  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+}
+
+net::awaitable<bool> Session::handle(RequestParser& parser) {
+  const auto& req = parser.get();
+  const Route route = match_route(req.target());
+  const bool is_head = req.method() == http::verb::head;
+  if (!co_await send_continue_if_expected(parser)) {
+    co_return false;
+  }
+  if (route.kind == RouteKind::kEcho && !is_head) {
+    co_return co_await echo(parser);
+  }
+  const auto body_bytes = co_await drain_body(parser);
+  if (!body_bytes) {
+    co_return false;
+  }
+  if (route.kind == RouteKind::kBytes) {
+    co_return co_await send_bytes(req, route.number);
+  }
+  if (route.kind == RouteKind::kSlow) {
+    const auto executor = co_await net::this_coro::executor;
+    net::steady_timer timer(executor);
+    timer.expires_after(std::chrono::milliseconds(route.number));
+    co_await timer.async_wait(kAsTuple);
+  }
+  Reply reply = simple_reply(route, req, *body_bytes);
+  co_return co_await write_reply(req, reply);
+}
+
+net::awaitable<bool> Session::send_continue_if_expected(const RequestParser& parser) {
+  const auto& req = parser.get();
+  if (parser.is_done() || req.version() < 11 ||
+      !beast::iequals(req[http::field::expect], "100-continue")) {
+    co_return true;
+  }
+  http::response<http::empty_body> interim{http::status::continue_, 11};
+  stream_.expires_after(kIdleTimeout);
+  auto [ec, n] = co_await http::async_write(stream_, interim, kAsTuple);
+  co_return !ec;
+}
+
+net::awaitable<bool> Session::write_reply(const Request& req, Reply& reply) {
+  http::response<http::string_body> res;
+  res.version(req.version());
+  res.result(reply.status);
+  if (res.reason() == "<unknown-status>") {
+    res.reason("Unknown");  // Beast names only the registered statuses
+  }
+  res.set(http::field::content_type, reply.content_type);
+  res.set("X-Backend-Port", context_.port_text);
+  // A 1xx is interim: nothing final follows it here, so the connection ends after it.
+  const bool keep_alive = req.keep_alive() && !reply.close && reply.status >= 200;
+  if (!is_bodyless(reply.status)) {
+    res.content_length(reply.body.size());
+    if (req.method() != http::verb::head) {
+      res.body() = std::move(reply.body);
+    }
+  }
+  res.keep_alive(keep_alive);
+  stream_.expires_after(kIdleTimeout);
+  auto [ec, n] = co_await http::async_write(stream_, res, kAsTuple);
+  co_return !ec && keep_alive;
+}
+
+char* Session::scratch() {
+  if (!scratch_) {
+    scratch_ = std::make_unique<std::array<char, kPieceBytes>>();
+  }
+  return scratch_->data();
+}
+
+void spawn_session(net::ip::tcp::socket socket, const SessionContext& context) {
+  const auto executor = socket.get_executor();
+  net::co_spawn(executor, run_session(std::move(socket), context),
+                [](const std::exception_ptr& error) {
+                  if (!error) {
+                    return;
+                  }
+                  try {
+                    std::rethrow_exception(error);
+                  } catch (const std::exception& e) {
+                    std::cerr << "sluice-demo-backend: session failed: " << e.what() << '\n';
+                  }
+                });
+}
+
+}  // namespace sluice::demo

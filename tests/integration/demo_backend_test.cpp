@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: Apache-2.0
+// The demo backend (gateway/demo) through the real binary: every route, keep-alive,
+// pipelining, HEAD, streaming with flat memory, threads, signals and usage errors.
+#include "tests/support/demo_backend.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/support/child_process.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/raw_peer.hpp"
+#include "tests/support/rss.hpp"
+
+namespace sluice {
+namespace {
+
+using testing::ChildProcess;
+using testing::DemoBackend;
+using testing::HttpClient;
+using testing::StreamResult;
+using Clock = std::chrono::steady_clock;
+namespace http = boost::beast::http;
+
+constexpr std::uint64_t kMiB = std::uint64_t{1024} * 1024;
+
+std::string port_header(const testing::Response& res) {
+  return std::string(res[std::string_view("X-Backend-Port")]);
+}
+
+class DemoBackendTest : public ::testing::Test {
+ protected:
+  // A clean exit also means no sanitizer report in the backend (ASan builds exit non-zero).
+  void TearDown() override {
+    client_.close();
+    EXPECT_EQ(backend_.stop(), 0) << backend_.process().output();
+  }
+
+  DemoBackend backend_;
+  HttpClient client_{backend_.port()};
+};
+
+TEST_F(DemoBackendTest, OkAnswersEveryMethodAndIgnoresTheQuery) {
+  for (const auto method : {http::verb::get, http::verb::post, http::verb::delete_}) {
+    const auto res = client_.request(method, "/ok?x=1&y=2");
+    EXPECT_EQ(res.result_int(), 200U);
+    EXPECT_EQ(res.body(), "ok\n");
+    EXPECT_EQ(port_header(res), std::to_string(backend_.port()));
+    EXPECT_FALSE(res[http::field::content_type].empty());
+    EXPECT_TRUE(res.keep_alive());
+  }
+  EXPECT_EQ(backend_.endpoint(), "127.0.0.1:" + std::to_string(backend_.port()));
+}
+
+TEST_F(DemoBackendTest, UnknownPathsAre404Json) {
+  const auto res = client_.get("/nope");
+  EXPECT_EQ(res.result_int(), 404U);
+  EXPECT_EQ(res.body(), R"({"error":"not_found"})");
+  EXPECT_EQ(res[http::field::content_type], "application/json");
+  EXPECT_EQ(port_header(res), std::to_string(backend_.port()));
+  EXPECT_EQ(client_.get("/okay").result_int(), 404U);
+}
+
+TEST_F(DemoBackendTest, HeadIsGetWithoutABody) {
+  const auto ok = client_.request(http::verb::head, "/ok");
+  EXPECT_EQ(ok.result_int(), 200U);
+  EXPECT_EQ(ok[http::field::content_length], "3");
+  EXPECT_EQ(ok.body(), "");
+  const auto bytes = client_.request(http::verb::head, "/bytes/123456");
+  EXPECT_EQ(bytes[http::field::content_length], "123456");
+  EXPECT_EQ(bytes.body(), "");
+  // No stray body bytes: the connection still frames correctly.
+  EXPECT_EQ(client_.get("/ok").body(), "ok\n");
+}
+
+TEST_F(DemoBackendTest, StatusAnswersWithTheCodeOrBadRequest) {
+  const auto teapot = client_.get("/status/503");
+  EXPECT_EQ(teapot.result_int(), 503U);
+  EXPECT_EQ(teapot.body(), R"({"status":503})");
+  EXPECT_EQ(client_.get("/status/599").result_int(), 599U);
+  EXPECT_EQ(client_.get("/status/418").result_int(), 418U);
+  const auto empty = client_.get("/status/204");
+  EXPECT_EQ(empty.result_int(), 204U);
+  EXPECT_EQ(empty.body(), "");
+  for (const char* bad : {"/status/100", "/status/600", "/status/abc", "/status/", "/status/2x"}) {
+    EXPECT_EQ(client_.get(bad).result_int(), 400U) << bad;
+  }
+  EXPECT_EQ(client_.get("/ok").result_int(), 200U);  // still on one connection
+  // A 1xx is interim and nothing final follows it here, so the backend closes after it.
+  client_.send_raw("GET /status/150 HTTP/1.1\r\nHost: a\r\n\r\n");
+  EXPECT_EQ(client_.read_raw_until_close().rfind("HTTP/1.1 150 ", 0), 0U);
+}
+
+TEST_F(DemoBackendTest, SlowWaitsWithoutBlockingOtherConnections) {
+  const auto started = Clock::now();
+  std::thread other([port = backend_.port()] {
+    HttpClient second(port);
+    EXPECT_EQ(second.get("/ok").result_int(), 200U);
+  });
+  const auto res = client_.get("/slow/300");
+  const auto elapsed = Clock::now() - started;
+  other.join();
+  EXPECT_EQ(res.body(), "slow\n");
+  EXPECT_GE(elapsed, std::chrono::milliseconds(300));
+  EXPECT_EQ(client_.get("/slow/nope").result_int(), 400U);
+}
+
+TEST_F(DemoBackendTest, HeadersListsTheRequestFieldsInOrder) {
+  const auto res = client_.get("/headers?q=1", {{"X-B", "2"}, {"X-A", "1"}, {"x-a", "3"}});
+  ASSERT_EQ(res.result_int(), 200U);
+  EXPECT_EQ(res[http::field::content_type], "application/json");
+  const auto json = nlohmann::json::parse(res.body());
+  EXPECT_EQ(json["method"], "GET");
+  EXPECT_EQ(json["target"], "/headers?q=1");
+  const auto expected = nlohmann::json::parse(
+      R"([["X-B","2"],["X-A","1"],["x-a","3"],["Host","127.0.0.1:)" +
+      std::to_string(backend_.port()) + R"("],["User-Agent","sluice-test"]])");
+  EXPECT_EQ(json["headers"], expected);
+  EXPECT_EQ(res.body().find("\"method\""), 1U);  // keys in the documented order
+}
+
+TEST_F(DemoBackendTest, CloseRepliesThenClosesTheConnection) {
+  const auto res = client_.get("/close");
+  EXPECT_EQ(res.body(), "bye\n");
+  EXPECT_EQ(res[http::field::connection], "close");
+  EXPECT_TRUE(client_.closed_by_peer());
+  EXPECT_EQ(client_.get("/ok").result_int(), 200U);  // request() reconnects
+}
+
+TEST_F(DemoBackendTest, KeepsTheConnectionOpenBetweenRequests) {
+  EXPECT_EQ(client_.get("/ok").result_int(), 200U);
+  const auto local_port = client_.local_port();
+  EXPECT_FALSE(client_.closed_by_peer(std::chrono::milliseconds(100)));
+  EXPECT_EQ(client_.get("/ok").result_int(), 200U);
+  EXPECT_EQ(client_.local_port(), local_port);
+}
+
+TEST_F(DemoBackendTest, EchoAndCountSmallBodies) {
+  const auto echo = client_.request(http::verb::post, "/echo", {{"Content-Type", "text/x"}}, "abc");
+  EXPECT_EQ(echo.body(), "abc");
+  EXPECT_EQ(echo[http::field::content_type], "text/x");
+  EXPECT_EQ(echo[http::field::content_length], "3");
+  const auto untyped = client_.request(http::verb::put, "/echo", {}, "xyz");
+  EXPECT_EQ(untyped[http::field::content_type], "application/octet-stream");
+  const auto empty = client_.request(http::verb::post, "/echo");
+  EXPECT_EQ(empty.body(), "");
+  const auto count = client_.request(http::verb::post, "/count", {}, "hello");
+  EXPECT_EQ(count.body(), R"({"bytes":5})");
+  EXPECT_EQ(client_.get("/count").body(), R"({"bytes":0})");
+  // A body sent to a route that ignores it is consumed, not mistaken for the next request.
+  EXPECT_EQ(client_.request(http::verb::post, "/ok", {}, "GET /nope HTTP/1.1\r\n\r\n").body(),
+            "ok\n");
+  EXPECT_EQ(client_.get("/ok").result_int(), 200U);
+}
+
+TEST_F(DemoBackendTest, AnswersPipelinedRequestsInOrder) {
+  client_.send_raw(
+      "GET /slow/100 HTTP/1.1\r\nHost: a\r\n\r\n"
+      "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"
+      "GET /ok HTTP/1.1\r\nHost: a\r\n\r\n");
+  const auto first = client_.read_response();
+  const auto second = client_.read_response();
+  const auto third = client_.read_response();
+  ASSERT_TRUE(first && second && third);
+  EXPECT_EQ(first->body(), "slow\n");
+  EXPECT_EQ(second->body(), "abcde");
+  EXPECT_EQ((*second)[http::field::transfer_encoding], "chunked");
+  EXPECT_EQ(third->body(), "ok\n");
+}
+
+TEST_F(DemoBackendTest, AnswersGarbageWith400AndCloses) {
+  client_.send_raw("NOT HTTP AT ALL\r\n\r\n");
+  const auto raw = client_.read_raw_until_close();
+  EXPECT_EQ(raw.rfind("HTTP/1.1 400", 0), 0U) << raw;
+}
+
+TEST_F(DemoBackendTest, EchoStreamsLargeBodiesChunkedAndWithLength) {
+  for (const bool chunked : {true, false}) {
+    const StreamResult r = testing::stream_upload(backend_.port(), "/echo", 20 * kMiB, chunked);
+    EXPECT_TRUE(r.complete) << r.error;
+    EXPECT_EQ(r.error, "");
+    EXPECT_EQ(r.status, 200U);
+    EXPECT_EQ(r.bytes_sent, 20 * kMiB);
+    EXPECT_EQ(r.body_bytes, 20 * kMiB);
+    EXPECT_TRUE(r.pattern_ok) << "first mismatch at " << r.first_mismatch;
+    if (chunked) {
+      EXPECT_EQ(r.header[http::field::transfer_encoding], "chunked");
+    } else {
+      EXPECT_EQ(r.header[http::field::content_length], std::to_string(20 * kMiB));
+    }
+  }
+}
+
+TEST_F(DemoBackendTest, CountConsumesLargeBodies) {
+  const StreamResult r = testing::stream_upload(backend_.port(), "/count", 20 * kMiB, true);
+  EXPECT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.body_prefix, R"({"bytes":20971520})");
+}
+
+TEST_F(DemoBackendTest, BytesStreamsTheDocumentedPattern) {
+  const StreamResult r = testing::stream_download(backend_.port(), "/bytes/50000000");
+  EXPECT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.header[http::field::content_length], "50000000");
+  EXPECT_EQ(r.body_bytes, 50000000U);
+  EXPECT_TRUE(r.pattern_ok) << "first mismatch at " << r.first_mismatch;
+  EXPECT_EQ(client_.get("/bytes/0").body(), "");
+  EXPECT_EQ(client_.get("/bytes/5").body(), "ABCDE");
+}
+
+TEST_F(DemoBackendTest, EchoMemoryStaysFlatFor200MiB) {
+  const std::size_t before = testing::rss_bytes(backend_.pid());
+  std::atomic<bool> done{false};
+  std::atomic<std::size_t> peak{before};
+  std::thread sampler([&] {
+    while (!done.load()) {
+      peak.store(std::max(peak.load(), testing::rss_bytes(backend_.pid())));
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  const StreamResult r = testing::stream_upload(backend_.port(), "/echo", 200 * kMiB, true);
+  done.store(true);
+  sampler.join();
+  EXPECT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.body_bytes, 200 * kMiB);
+  EXPECT_TRUE(r.pattern_ok);
+  EXPECT_LT(peak.load() - before, 30 * kMiB) << "rss before " << before << ", peak " << peak;
+}
+
+TEST(DemoBackendProcessTest, ThreadsShareOnePort) {
+  DemoBackend backend(3);
+  for (int i = 0; i < 12; ++i) {
+    HttpClient client(backend.port());
+    EXPECT_EQ(port_header(client.get("/ok")), std::to_string(backend.port()));
+  }
+}
+
+TEST(DemoBackendProcessTest, ExitsZeroOnSigtermAndSigint) {
+  DemoBackend terminated(2);
+  EXPECT_EQ(terminated.stop(), 0) << terminated.process().output();
+  DemoBackend interrupted;
+  HttpClient idle(interrupted.port());  // an open connection doesn't hold the exit up
+  ASSERT_TRUE(interrupted.process().send_signal(SIGINT));
+  EXPECT_EQ(interrupted.process().wait_exit(), 0) << interrupted.process().output();
+  EXPECT_TRUE(idle.closed_by_peer());
+}
+
+TEST(DemoBackendProcessTest, BadArgumentsExitTwoWithAMessage) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--threads", "0"},
+                                                                {"--port", "70000"},
+                                                                {"--address", "nowhere"},
+                                                                {"--bogus"},
+                                                                {"--port"}}) {
+    std::vector<std::string> argv{SLUICE_DEMO_BACKEND};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ChildProcess p(argv);
+    EXPECT_EQ(p.wait_exit(), 2) << args[0];
+    EXPECT_NE(p.stderr_text().find("usage: sluice-demo-backend"), std::string::npos);
+    EXPECT_EQ(p.stdout_text(), "");
+  }
+}
+
+TEST(DemoBackendProcessTest, ExitsOneWhenThePortIsTaken) {
+  const testing::RawPeer holder(testing::RawPeer::Mode::kNeverAnswer);  // no SO_REUSEPORT
+  ChildProcess p({SLUICE_DEMO_BACKEND, "--port", std::to_string(holder.port())});
+  EXPECT_EQ(p.wait_exit(), 1) << p.output();
+  EXPECT_NE(p.stderr_text().find("sluice-demo-backend: "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice
