@@ -3,7 +3,6 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -49,7 +48,19 @@ AdminServer::AdminServer(net::ip::tcp::acceptor acceptor, Handler handler,
     : acceptor_(std::move(acceptor)), handler_(std::move(handler)), log_(std::move(log)) {}
 
 void AdminServer::start() {
-  net::co_spawn(acceptor_.get_executor(), accept_loop(), net::detached);
+  net::co_spawn(acceptor_.get_executor(), accept_loop(), log_stray_exception());
+}
+
+std::function<void(std::exception_ptr)> AdminServer::log_stray_exception() const {
+  return [log = log_](const std::exception_ptr& e) {
+    if (e) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        log->error("admin coroutine failed error={}", ex.what());
+      }
+    }
+  };
 }
 
 void AdminServer::stop() {
@@ -68,7 +79,7 @@ net::awaitable<void> AdminServer::accept_loop() {
       log_->warn("admin accept failed error={}", ec.message());
       continue;
     }
-    net::co_spawn(acceptor_.get_executor(), serve(std::move(socket)), net::detached);
+    net::co_spawn(acceptor_.get_executor(), serve(std::move(socket)), log_stray_exception());
   }
 }
 

@@ -7,6 +7,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <exception>
 #include <functional>
 #include <memory>
 
@@ -31,6 +32,8 @@ class AdminServer : public std::enable_shared_from_this<AdminServer> {
   void stop();
 
  private:
+  /// The completion handler of every coroutine spawned here: logs what escaped it.
+  [[nodiscard]] std::function<void(std::exception_ptr)> log_stray_exception() const;
   boost::asio::awaitable<void> accept_loop();
   boost::asio::awaitable<void> serve(boost::asio::ip::tcp::socket socket);
 

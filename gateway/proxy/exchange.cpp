@@ -2,7 +2,6 @@
 #include "gateway/proxy/exchange.hpp"
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <string>
 
@@ -273,6 +272,9 @@ net::awaitable<Received> receive(Context& c, DuplexState& duplex, core::TimePoin
   Received r;
   r.head_error = co_await read_head(c, std::nullopt);
   duplex.head_received = !r.head_error;
+  if (duplex.head_deadline != nullptr) {
+    duplex.head_deadline->disarm();
+  }
   if (r.head_error) {
     duplex.response_done = true;
     co_return r;
@@ -285,7 +287,7 @@ net::awaitable<Received> receive(Context& c, DuplexState& duplex, core::TimePoin
 /// The body is still arriving: stream it up while the response streams down.
 net::awaitable<void> duplex_exchange(Context& c) {
   BodyBuffer buffer = c.worker.borrow_buffer();
-  net::steady_timer head_deadline(c.worker.context());
+  IoDeadline head_deadline(c.worker.context().get_executor());
   DuplexState duplex;
   duplex.cancel_upstream_on_failure = true;
   duplex.cancel_downstream_when_done = true;
@@ -296,7 +298,7 @@ net::awaitable<void> duplex_exchange(Context& c) {
       co_await (pump_request(c.down, c.down_buffer, c.parser, *c.up.stream, buffer.data(),
                              BodyBuffer::kSize, c.down_timeout(), c.backend().timeout, duplex) &&
                 receive(c, duplex, sent_at));
-  head_deadline.cancel();
+  head_deadline.disarm();
   if (!received.head_error) {
     finish(c, pump, received.relay, received.keep);
     co_return;
@@ -307,7 +309,7 @@ net::awaitable<void> duplex_exchange(Context& c) {
   } else if (pump.down_error) {
     c.close_upstream();  // the client is gone: nobody to answer
   } else {
-    co_await fail(c, head_failure(received.head_error, duplex.head_timed_out));
+    co_await fail(c, head_failure(received.head_error, head_deadline.expired()));
   }
 }
 

@@ -79,13 +79,7 @@ net::awaitable<PumpResult> pump_request(beast::tcp_stream& down, beast::flat_buf
     up.cancel();
   } else if (result.complete && duplex.head_deadline != nullptr && !duplex.head_received) {
     // The request is out: from now on the upstream has timeout_ms to start answering.
-    duplex.head_deadline->expires_after(duplex.head_timeout);
-    duplex.head_deadline->async_wait([&up, &duplex](beast::error_code ec) {
-      if (!ec && !duplex.head_received) {
-        duplex.head_timed_out = true;
-        up.cancel();
-      }
-    });
+    duplex.head_deadline->arm(up, duplex.head_timeout);
   }
   co_return result;
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "gateway/core/clock.hpp"
+#include "gateway/proxy/io_deadline.hpp"
 #include "gateway/proxy/net.hpp"
 
 namespace sluice::proxy {
@@ -19,13 +20,12 @@ struct DuplexState {
   bool response_done = false;                ///< the response relay has finished
   bool cancel_upstream_on_failure = false;   ///< duplex mode: a failed pump cancels `up`
   bool cancel_downstream_when_done = false;  ///< duplex mode: a finished relay cancels `down`
-  /// Duplex mode: armed by the pump once the request is fully sent; when it fires before the
-  /// response head arrived, it cancels `up` and sets head_timed_out (SPEC: timeout_ms is the
-  /// time to the response head). Owned by the exchange.
-  net::steady_timer* head_deadline = nullptr;
+  /// Duplex mode: armed by the pump on `up` once the request is fully sent; when it expires
+  /// before the response head arrived, the head read fails (SPEC: timeout_ms is the time to the
+  /// response head). Owned by the exchange, which checks head_deadline->expired().
+  IoDeadline* head_deadline = nullptr;
   core::Duration head_timeout{};
   bool head_received = false;
-  bool head_timed_out = false;
 };
 
 struct PumpResult {

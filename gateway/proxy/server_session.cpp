@@ -5,11 +5,11 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <limits>
-#include <memory>
 #include <string>
 
 #include "gateway/proxy/exchange.hpp"
 #include "gateway/proxy/forwarder.hpp"
+#include "gateway/proxy/io_deadline.hpp"
 #include "gateway/proxy/reply.hpp"
 #include "gateway/proxy/router.hpp"
 #include "gateway/proxy/worker.hpp"
@@ -156,25 +156,12 @@ bool discard_buffered_body(RequestParser& parser, beast::flat_buffer& buffer) {
 net::awaitable<beast::error_code> read_head_within(beast::tcp_stream& down,
                                                    beast::flat_buffer& buffer,
                                                    RequestParser& parser, core::Duration timeout) {
-  // Shared with the timer's handler, which may still be queued after the read completed.
-  struct Deadline {
-    bool read_done = false;
-    bool expired = false;
-  };
-  auto deadline = std::make_shared<Deadline>();
-  net::steady_timer timer(down.get_executor(), timeout);
-  timer.async_wait([deadline, &down](beast::error_code ec) {
-    if (!ec && !deadline->read_done) {  // read_done: `down` may be gone, do not touch it
-      deadline->expired = true;
-      beast::error_code ignored;
-      down.socket().cancel(ignored);
-    }
-  });
+  IoDeadline deadline(down.get_executor());
+  deadline.arm(down, timeout);
   down.expires_never();
   auto [ec, n] = co_await http::async_read_header(down, buffer, parser, kAsTuple);
-  deadline->read_done = true;
-  timer.cancel();
-  co_return deadline->expired ? beast::error_code(beast::error::timeout) : ec;
+  deadline.disarm();
+  co_return deadline.expired() ? beast::error_code(beast::error::timeout) : ec;
 }
 
 net::awaitable<Served> serve_request(Worker& worker, const ThreadView& view,
