@@ -168,10 +168,12 @@ TEST(ConfigLoaderTest, LoadsTheShippedConfigWithoutProblems) {
   const Config& c = *result.config;
   EXPECT_EQ(c.admin.token_env, "SLUICE_ADMIN_TOKEN");
   EXPECT_FALSE(c.admin.persist);
-  ASSERT_EQ(c.routes.size(), 2U);
+  ASSERT_EQ(c.routes.size(), 3U);
   EXPECT_EQ(c.routes[1].name, "login");
   EXPECT_EQ(c.routes[1].limit, "login");
   EXPECT_THAT(c.routes[1].methods, ElementsAre("POST"));
+  EXPECT_EQ(c.routes[2].name, "demo");  // what `dev.sh run` curls: /demo/ok -> /ok
+  EXPECT_TRUE(c.routes[2].strip_prefix);
 }
 
 TEST(ConfigLoaderTest, LoadsAFileFromDisk) {
