@@ -17,24 +17,7 @@ using namespace net::experimental::awaitable_operators;  // NOLINT(google-build-
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
 struct Upstream {
-  Upstream() = default;
-  Upstream(Upstream&&) noexcept = default;
-  Upstream(const Upstream&) = delete;
-  Upstream& operator=(const Upstream&) = delete;
-  // tcp_stream can be moved but not move-assigned: rebuild in place.
-  Upstream& operator=(Upstream&& other) noexcept {
-    stream.reset();
-    if (other.stream) {
-      stream.emplace(std::move(*other.stream));
-      other.stream.reset();
-    }
-    reused = other.reused;
-    error = other.error;
-    return *this;
-  }
-  ~Upstream() = default;
-
-  std::optional<beast::tcp_stream> stream;
+  ConnectionPtr conn;  // null: no connection
   bool reused = false;
   beast::error_code error;
 };
@@ -53,7 +36,6 @@ struct Context {
   ExchangeOutcome& out;
   const UpstreamEndpoint* endpoint = nullptr;
   Upstream up;
-  beast::flat_buffer up_buffer;
   std::optional<ResponseParser> response;
   bool bodyless = false;
 
@@ -64,10 +46,10 @@ struct Context {
     return request.keep_alive_wanted && !worker.services().draining.load();
   }
   void close_upstream() {
-    if (up.stream) {
+    if (up.conn) {
       beast::error_code ignored;
-      up.stream->socket().close(ignored);
-      up.stream.reset();
+      up.conn->stream.socket().close(ignored);
+      up.conn.reset();
     }
   }
 };
@@ -75,7 +57,8 @@ struct Context {
 net::awaitable<Upstream> connect(Worker& worker, const UpstreamEndpoint& endpoint,
                                  core::Duration timeout) {
   Upstream out;
-  beast::tcp_stream stream(worker.context());
+  auto conn = std::make_unique<UpstreamConnection>(worker.context());
+  beast::tcp_stream& stream = conn->stream;
   stream.expires_after(timeout);
   if (endpoint.address) {
     auto [ec] = co_await stream.async_connect(*endpoint.address, kAsTuple);
@@ -94,7 +77,7 @@ net::awaitable<Upstream> connect(Worker& worker, const UpstreamEndpoint& endpoin
   if (!out.error) {
     beast::error_code ignored;
     stream.socket().set_option(tcp::no_delay(true), ignored);
-    out.stream.emplace(std::move(stream));
+    out.conn = std::move(conn);
   }
   co_return out;
 }
@@ -103,7 +86,7 @@ net::awaitable<Upstream> acquire(Worker& worker, const UpstreamEndpoint& endpoin
                                  core::Duration timeout) {
   if (auto pooled = worker.pool().checkout(endpoint.label)) {
     Upstream out;
-    out.stream.emplace(std::move(*pooled));
+    out.conn = std::move(pooled);
     out.reused = true;
     co_return out;
   }
@@ -113,7 +96,7 @@ net::awaitable<Upstream> acquire(Worker& worker, const UpstreamEndpoint& endpoin
 /// Reads the response head, skipping interim 1xx responses. Without `timeout` the read has no
 /// deadline of its own (duplex mode arms DuplexState::head_deadline instead).
 net::awaitable<beast::error_code> read_head(Context& c, std::optional<core::Duration> timeout) {
-  auto& up = *c.up.stream;
+  auto& up = c.up.conn->stream;
   for (;;) {
     c.response.emplace();
     c.response->body_limit(boost::none);
@@ -123,7 +106,7 @@ net::awaitable<beast::error_code> read_head(Context& c, std::optional<core::Dura
     } else {
       up.expires_never();
     }
-    auto [ec, n] = co_await http::async_read_header(up, c.up_buffer, *c.response, kAsTuple);
+    auto [ec, n] = co_await http::async_read_header(up, c.up.conn->buffer, *c.response, kAsTuple);
     if (ec) {
       co_return ec;
     }
@@ -186,11 +169,10 @@ GatewayError head_failure(beast::error_code ec, bool timed_out) {
 void finish(Context& c, const PumpResult& pump, const RelayResult& relay, bool keep) {
   const bool upstream_reusable = pump.complete && relay.complete && c.response &&
                                  c.response->is_done() && c.response->keep_alive() &&
-                                 !c.response->need_eof();
+                                 !c.response->need_eof() && c.up.conn->buffer.size() == 0;
   if (upstream_reusable) {
-    c.worker.pool().checkin(c.endpoint->label, std::move(*c.up.stream),
+    c.worker.pool().checkin(c.endpoint->label, std::move(c.up.conn),
                             c.backend().max_idle_per_endpoint);
-    c.up.stream.reset();
   } else {
     c.close_upstream();
   }
@@ -200,34 +182,58 @@ void finish(Context& c, const PumpResult& pump, const RelayResult& relay, bool k
   c.out.reusable = keep && pump.complete && relay.complete && !relay.need_eof;
 }
 
-/// Relays the response whose head was read; a failure before anything reached the client
-/// still gets a proper error reply.
-net::awaitable<RelayResult> relay(Context& c, DuplexState& duplex, bool& keep) {
+/// Relays the response whose head was read, through `buffer`; a failure before anything
+/// reached the client still gets a proper error reply.
+net::awaitable<RelayResult> relay(Context& c, DuplexState& duplex, BodyBuffer& buffer, bool& keep) {
   keep = prepare_response(c);
-  BodyBuffer buffer = c.worker.borrow_buffer();
   const unsigned status = c.response->get().result_int();
   const bool head_only = c.request.head_request || status == 204 || status == 304;
-  co_return co_await relay_response(*c.up.stream, c.up_buffer, *c.response, c.down, buffer.data(),
+  auto& up = *c.up.conn;
+  std::optional<RelayResult> small =
+      co_await send_small_response(*c.response, up.buffer, c.down, buffer.data(), BodyBuffer::kSize,
+                                   c.down_timeout(), head_only);
+  if (small) {
+    duplex.response_done = true;
+    if (duplex.cancel_downstream_when_done && !duplex.request_done) {
+      c.down.cancel();  // an early answer: stop reading the client (as relay_response does)
+    }
+    co_return *small;
+  }
+  co_return co_await relay_response(up.stream, up.buffer, *c.response, c.down, buffer.data(),
                                     BodyBuffer::kSize, c.backend().timeout, c.down_timeout(),
                                     head_only, duplex);
 }
 
+/// Sends the request: a bodyless one in one plain write when it fits, else through the pump.
+net::awaitable<PumpResult> send_request(Context& c, DuplexState& duplex, BodyBuffer& buffer) {
+  if (c.bodyless) {
+    std::optional<PumpResult> small =
+        co_await send_small_request(c.parser.get().base(), c.up.conn->stream, buffer.data(),
+                                    BodyBuffer::kSize, c.backend().timeout);
+    if (small) {
+      duplex.request_done = true;
+      co_return *small;
+    }
+  }
+  co_return co_await pump_request(c.down, c.down_buffer, c.parser, c.up.conn->stream, buffer.data(),
+                                  BodyBuffer::kSize, c.down_timeout(), c.backend().timeout, duplex);
+}
+
 bool retry_on_fresh_connection(const Context& c, const PumpResult& pump, beast::error_code ec) {
-  const bool nothing_received = !c.response || (!c.response->got_some() && c.up_buffer.size() == 0);
+  const bool nothing_received =
+      !c.response || (!c.response->got_some() && c.up.conn->buffer.size() == 0);
   return c.up.reused && c.bodyless && nothing_received && ec != beast::error::timeout &&
          (c.request.idempotent || pump.up_error);
 }
 
 /// The body is absent or already buffered: send everything, then read the response.
 net::awaitable<void> sequential(Context& c) {
-  BodyBuffer buffer = c.worker.borrow_buffer();
   const core::Clock& clock = c.worker.services().clock;
+  BodyBuffer buffer = c.worker.borrow_buffer();  // one per exchange: request, then response
   for (int attempt = 0;; ++attempt) {
     DuplexState duplex;
     const core::TimePoint sent_at = clock.now();
-    const PumpResult pump =
-        co_await pump_request(c.down, c.down_buffer, c.parser, *c.up.stream, buffer.data(),
-                              BodyBuffer::kSize, c.down_timeout(), c.backend().timeout, duplex);
+    const PumpResult pump = co_await send_request(c, duplex, buffer);
     if (pump.down_error) {
       c.close_upstream();
       if (const auto error = body_read_failure(pump.down_error)) {
@@ -242,16 +248,15 @@ net::awaitable<void> sequential(Context& c) {
     if (!ec) {
       c.out.upstream_time = clock.now() - sent_at;
       bool keep = false;
-      const RelayResult result = co_await relay(c, duplex, keep);
+      const RelayResult result = co_await relay(c, duplex, buffer, keep);
       finish(c, pump, result, keep);
       co_return;
     }
     if (attempt == 0 && retry_on_fresh_connection(c, pump, ec)) {
       c.close_upstream();
-      c.up_buffer.clear();
       c.response.reset();
       c.up = co_await connect(c.worker, *c.endpoint, c.backend().connect_timeout);
-      if (!c.up.stream) {
+      if (!c.up.conn) {
         co_await fail(c, GatewayError::kUpstreamConnect);
         co_return;
       }
@@ -280,7 +285,8 @@ net::awaitable<Received> receive(Context& c, DuplexState& duplex, core::TimePoin
     co_return r;
   }
   c.out.upstream_time = c.worker.services().clock.now() - sent_at;
-  r.relay = co_await relay(c, duplex, r.keep);
+  BodyBuffer buffer = c.worker.borrow_buffer();
+  r.relay = co_await relay(c, duplex, buffer, r.keep);
   co_return r;
 }
 
@@ -295,7 +301,7 @@ net::awaitable<void> duplex_exchange(Context& c) {
   duplex.head_timeout = c.backend().timeout;
   const core::TimePoint sent_at = c.worker.services().clock.now();
   auto [pump, received] =
-      co_await (pump_request(c.down, c.down_buffer, c.parser, *c.up.stream, buffer.data(),
+      co_await (pump_request(c.down, c.down_buffer, c.parser, c.up.conn->stream, buffer.data(),
                              BodyBuffer::kSize, c.down_timeout(), c.backend().timeout, duplex) &&
                 receive(c, duplex, sent_at));
   head_deadline.disarm();
@@ -324,14 +330,14 @@ net::awaitable<ExchangeOutcome> exchange(Worker& worker, const ExchangeRequest& 
   const auto& endpoints = backend.endpoints();
   std::size_t index = backend.balancer().pick(worker.cursor(), endpoints.size());
   c.up = co_await acquire(worker, endpoints[index], c.backend().connect_timeout);
-  if (!c.up.stream && endpoints.size() > 1) {
+  if (!c.up.conn && endpoints.size() > 1) {
     // Nothing was sent: another endpoint is safe to try (nginx's proxy_next_upstream error).
     index = backend.balancer().pick(worker.cursor(), index);
     c.up = co_await acquire(worker, endpoints[index], c.backend().connect_timeout);
   }
   c.endpoint = &endpoints[index];
   out.endpoint = c.endpoint;
-  if (!c.up.stream) {
+  if (!c.up.conn) {
     co_await fail(c, GatewayError::kUpstreamConnect);
     co_return out;
   }

@@ -5,9 +5,9 @@
 #include <array>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/rfc7230.hpp>
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <random>
-#include <vector>
 
 namespace sluice::proxy {
 namespace {
@@ -44,30 +44,33 @@ bool usable_request_id(std::string_view id) {
 }  // namespace
 
 void strip_hop_by_hop(http::fields& fields) {
-  std::vector<std::string> named;
+  // One pass over the fields (this runs twice per proxied request). The names listed in
+  // Connection are views into its values, so the Connection fields themselves go last.
+  boost::container::small_vector<std::string_view, 8> named;
+  bool has_connection = false;
   for (auto it = fields.find(http::field::connection);
        it != fields.end() && it->name() == http::field::connection; ++it) {
+    has_connection = true;
     for (const auto token : http::token_list(it->value())) {
       if (!protected_field(token)) {
-        named.emplace_back(token);
+        named.emplace_back(token.data(), token.size());
       }
     }
   }
-  for (const auto& name : named) {
-    fields.erase(name);
+  const auto listed = [&named](std::string_view name) {
+    return std::any_of(named.begin(), named.end(),
+                       [name](std::string_view n) { return iequals(n, name); });
+  };
+  for (auto it = fields.begin(); it != fields.end();) {
+    const http::field name = it->name();
+    const bool hop = name == http::field::keep_alive || name == http::field::te ||
+                     name == http::field::trailer || name == http::field::upgrade ||
+                     (name != http::field::connection &&
+                      (starts_with_proxy(it->name_string()) || listed(it->name_string())));
+    it = hop ? fields.erase(it) : std::next(it);
   }
-  for (const auto f : {http::field::connection, http::field::keep_alive, http::field::te,
-                       http::field::trailer, http::field::upgrade}) {
-    fields.erase(f);
-  }
-  std::vector<std::string> proxy_fields;
-  for (const auto& f : fields) {
-    if (starts_with_proxy(f.name_string())) {
-      proxy_fields.emplace_back(f.name_string());
-    }
-  }
-  for (const auto& name : proxy_fields) {
-    fields.erase(name);
+  if (has_connection) {
+    fields.erase(http::field::connection);
   }
 }
 

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/proxy/relay.hpp"
 
+#include <boost/asio/write.hpp>
+#include <optional>
+
 namespace sluice::proxy {
 namespace {
 
@@ -17,7 +20,95 @@ void set_chunk(http::buffer_body::value_type& body, char* buf, std::size_t n, bo
   body.more = more;
 }
 
+/// True when the rest of the body is unknown or too large to arrive in a read or two: worth a
+/// full-size read buffer (small bodies are the common case and need no allocation).
+template <bool IsRequest>
+bool large_body(const http::parser<IsRequest, http::buffer_body>& parser,
+                const beast::flat_buffer& buffer) {
+  constexpr std::uint64_t kSmallBody = 16 * 1024;
+  if (parser.is_done()) {
+    return false;
+  }
+  const auto length = parser.content_length();
+  return !length || *length > buffer.size() + kSmallBody;
+}
+
+/// Copies `head` into `out` as Beast serializes it (its Fields writer makes the bytes); the
+/// size, or nullopt when it does not fit in `size`.
+template <bool IsRequest>
+std::optional<std::size_t> flatten_head(const http::header<IsRequest>& head, char* out,
+                                        std::size_t size) {
+  const auto writer = [&head] {
+    if constexpr (IsRequest) {
+      return http::fields::writer(head, head.version(), head.method());
+    } else {
+      return http::fields::writer(head, head.version(), head.result_int());
+    }
+  }();
+  const auto buffers = writer.get();
+  const std::size_t n = beast::buffer_bytes(buffers);
+  if (n > size) {
+    return std::nullopt;
+  }
+  net::buffer_copy(net::buffer(out, size), buffers);
+  return n;
+}
+
 }  // namespace
+
+net::awaitable<std::optional<PumpResult>> send_small_request(const http::request_header<>& head,
+                                                             beast::tcp_stream& up, char* buf,
+                                                             std::size_t size,
+                                                             core::Duration up_timeout) {
+  const auto n = flatten_head(head, buf, size);
+  if (!n) {
+    co_return std::nullopt;
+  }
+  PumpResult result;
+  up.expires_after(up_timeout);
+  auto [ec, written] = co_await net::async_write(up, net::buffer(buf, *n), kAsTuple);
+  result.up_error = ec;
+  result.complete = !ec;
+  co_return result;
+}
+
+net::awaitable<std::optional<RelayResult>> send_small_response(
+    ResponseParser& parser, beast::flat_buffer& up_buffer, beast::tcp_stream& down, char* buf,
+    std::size_t size, core::Duration down_timeout, bool head_only) {
+  auto& res = parser.get();
+  const auto length = parser.content_length();
+  const bool whole_body_here =
+      head_only || parser.is_done() ||
+      (!parser.chunked() && length && *length <= up_buffer.size() && *length <= size);
+  if (!whole_body_here) {
+    co_return std::nullopt;
+  }
+  const auto n = flatten_head(res.base(), buf, size);
+  const std::uint64_t body = head_only || parser.is_done() ? 0 : *length;
+  if (!n || *n + body > size) {
+    co_return std::nullopt;
+  }
+  RelayResult result;
+  if (body > 0) {  // parse the body straight into place behind the head
+    res.body().data = buf + *n;
+    res.body().size = static_cast<std::size_t>(body);
+    beast::error_code ec;
+    up_buffer.consume(parser.put(up_buffer.data(), ec));
+    if (relay_error(ec) || !parser.is_done()) {
+      result.up_error = ec ? ec : http::error::partial_message;
+      co_return result;
+    }
+  }
+  down.expires_after(down_timeout);
+  const auto total = static_cast<std::size_t>(*n + body);
+  auto [ec, written] = co_await net::async_write(down, net::buffer(buf, total), kAsTuple);
+  result.down_error = ec;
+  result.head_sent = !ec;
+  result.complete = !ec;
+  result.body_bytes = ec ? 0 : body;
+  result.need_eof = res.need_eof();
+  co_return result;
+}
 
 net::awaitable<PumpResult> pump_request(beast::tcp_stream& down, beast::flat_buffer& down_buffer,
                                         RequestParser& parser, beast::tcp_stream& up, char* buf,
@@ -26,7 +117,7 @@ net::awaitable<PumpResult> pump_request(beast::tcp_stream& down, beast::flat_buf
   PumpResult result;
   auto& req = parser.get();
   http::request_serializer<http::buffer_body> serializer(req);
-  if (!parser.is_done()) {
+  if (large_body(parser, down_buffer)) {
     // Beast reads at most the buffer's free capacity at a time (512 bytes at least): give it
     // room for whole body buffers, or a large body moves in tiny reads.
     down_buffer.reserve(size);
@@ -92,7 +183,7 @@ net::awaitable<RelayResult> relay_response(beast::tcp_stream& up, beast::flat_bu
   RelayResult result;
   auto& res = parser.get();
   http::response_serializer<http::buffer_body> serializer(res);
-  if (!parser.is_done() && !head_only) {
+  if (!head_only && large_body(parser, up_buffer)) {
     up_buffer.reserve(size);  // see pump_request
   }
   if (head_only) {

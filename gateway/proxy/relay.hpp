@@ -3,6 +3,7 @@
 
 #include <boost/asio/steady_timer.hpp>
 #include <cstdint>
+#include <optional>
 
 #include "gateway/core/clock.hpp"
 #include "gateway/proxy/io_deadline.hpp"
@@ -43,6 +44,14 @@ net::awaitable<PumpResult> pump_request(beast::tcp_stream& down, beast::flat_buf
                                         std::size_t size, core::Duration down_timeout,
                                         core::Duration up_timeout, DuplexState& duplex);
 
+/// The fast path for a bodyless request: its head, as Beast serializes it, copied into `buf`
+/// and sent in one plain write (Beast's generic serializer costs more than the send itself for
+/// small messages). nullopt if the head does not fit in `size`: use pump_request.
+net::awaitable<std::optional<PumpResult>> send_small_request(const http::request_header<>& head,
+                                                             beast::tcp_stream& up, char* buf,
+                                                             std::size_t size,
+                                                             core::Duration up_timeout);
+
 struct RelayResult {
   std::uint64_t body_bytes = 0;
   beast::error_code up_error;    ///< reading the upstream (beast::error::timeout on inactivity)
@@ -51,6 +60,14 @@ struct RelayResult {
   bool complete = false;         ///< the whole response was written
   bool need_eof = false;         ///< the body was delimited by closing the connection
 };
+
+/// The fast path for a response (head already parsed and prepared) whose whole body is already
+/// in `up_buffer` (Content-Length framing) or that has none: head and body copied into `buf`
+/// and sent in one plain write. nullopt, having consumed nothing, if it does not qualify or fit:
+/// use relay_response.
+net::awaitable<std::optional<RelayResult>> send_small_response(
+    ResponseParser& parser, beast::flat_buffer& up_buffer, beast::tcp_stream& down, char* buf,
+    std::size_t size, core::Duration down_timeout, bool head_only);
 
 /// Streams the response (head already parsed into `parser.get()`, ready to send) to the client.
 /// `head_only`: a response to HEAD (or a 204/304): the head alone, whatever its framing fields.

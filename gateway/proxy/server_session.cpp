@@ -155,8 +155,8 @@ bool discard_buffered_body(RequestParser& parser, beast::flat_buffer& buffer) {
 /// socket, and a client whose head is too slow deserves its 408 before the close.
 net::awaitable<beast::error_code> read_head_within(beast::tcp_stream& down,
                                                    beast::flat_buffer& buffer,
-                                                   RequestParser& parser, core::Duration timeout) {
-  IoDeadline deadline(down.get_executor());
+                                                   RequestParser& parser, IoDeadline& deadline,
+                                                   core::Duration timeout) {
   deadline.arm(down, timeout);
   down.expires_never();
   auto [ec, n] = co_await http::async_read_header(down, buffer, parser, kAsTuple);
@@ -166,7 +166,7 @@ net::awaitable<beast::error_code> read_head_within(beast::tcp_stream& down,
 
 net::awaitable<Served> serve_request(Worker& worker, const ThreadView& view,
                                      beast::tcp_stream& down, beast::flat_buffer& buffer,
-                                     const tcp::endpoint& peer) {
+                                     const tcp::endpoint& peer, IoDeadline& head_deadline) {
   const Snapshot& snapshot = *view.snapshot;
   const config::HttpConfig& http_cfg = snapshot.config().http;
   LogLine line;
@@ -174,7 +174,7 @@ net::awaitable<Served> serve_request(Worker& worker, const ThreadView& view,
   RequestParser parser;
   apply_limits(parser, http_cfg);
   const beast::error_code ec =
-      co_await read_head_within(down, buffer, parser, http_cfg.header_timeout);
+      co_await read_head_within(down, buffer, parser, head_deadline, http_cfg.header_timeout);
   ReplyOptions options;
   if (ec) {
     if (client_went_away(ec)) {
@@ -220,7 +220,10 @@ net::awaitable<Served> serve_request(Worker& worker, const ThreadView& view,
                            is_trusted(peer.address(), http_cfg.trusted_proxies));
   line.outcome = co_await exchange(worker, xr, down, buffer, parser);
   line.write(worker);
-  co_return Served{line.outcome.reusable, !line.outcome.reusable};
+  // Linger only when the client may still be sending (an unread body or pipelined requests):
+  // after a complete request, closing at once cannot reset our response.
+  const bool client_may_send = !parser.is_done() || buffer.size() > 0;
+  co_return Served{line.outcome.reusable, !line.outcome.reusable && client_may_send};
 }
 
 /// Half-closes, then reads and drops what the client still sends for a short while before
@@ -257,6 +260,7 @@ net::awaitable<void> run_session(Worker& worker, tcp::socket socket,
   SessionEntry entry{&stream, true};
   const auto handle = worker.add_session(entry);
   beast::flat_buffer buffer;
+  IoDeadline head_deadline(stream.get_executor());  // one timer for all the session's heads
   bool first = true;
   Served served{true, false};
   while (served.reusable) {
@@ -280,7 +284,7 @@ net::awaitable<void> run_session(Worker& worker, tcp::socket socket,
       view = worker.view();  // the request runs on the newest config
     }
     first = false;
-    served = co_await serve_request(worker, *view, stream, buffer, peer);
+    served = co_await serve_request(worker, *view, stream, buffer, peer, head_deadline);
   }
   co_await close_gracefully(worker, stream, served.linger);
   worker.remove_session(handle);

@@ -6,6 +6,11 @@
 #include <cerrno>
 
 namespace sluice::proxy {
+namespace {
+
+constexpr std::size_t kIdleBufferLimit = 16 * 1024;
+
+}  // namespace
 
 bool looks_alive(tcp::socket& socket) noexcept {
   if (!socket.is_open()) {
@@ -18,10 +23,10 @@ bool looks_alive(tcp::socket& socket) noexcept {
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
-std::optional<beast::tcp_stream> UpstreamPool::checkout(std::string_view endpoint) {
+ConnectionPtr UpstreamPool::checkout(std::string_view endpoint) {
   const auto it = idle_.find(endpoint);
   if (it == idle_.end()) {
-    return std::nullopt;
+    return nullptr;
   }
   auto& stack = it->second;
   const core::TimePoint now = clock_.now();
@@ -29,16 +34,16 @@ std::optional<beast::tcp_stream> UpstreamPool::checkout(std::string_view endpoin
     Idle entry = std::move(stack.back());
     stack.pop_back();
     --idle_count_;
-    if (now - entry.since < max_idle_time_ && looks_alive(entry.stream->socket())) {
-      return std::move(*entry.stream);
+    if (now - entry.since < max_idle_time_ && looks_alive(entry.connection->stream.socket())) {
+      return std::move(entry.connection);
     }
     beast::error_code ignored;
-    entry.stream->socket().close(ignored);
+    entry.connection->stream.socket().close(ignored);
   }
-  return std::nullopt;
+  return nullptr;
 }
 
-void UpstreamPool::checkin(std::string_view endpoint, beast::tcp_stream stream,
+void UpstreamPool::checkin(std::string_view endpoint, ConnectionPtr connection,
                            std::size_t max_idle) {
   auto it = idle_.find(endpoint);
   if (it == idle_.end()) {
@@ -46,11 +51,14 @@ void UpstreamPool::checkin(std::string_view endpoint, beast::tcp_stream stream,
   }
   if (it->second.size() >= max_idle) {
     beast::error_code ignored;
-    stream.socket().close(ignored);
+    connection->stream.socket().close(ignored);
     return;
   }
-  stream.expires_never();
-  it->second.push_back(Idle{std::make_unique<beast::tcp_stream>(std::move(stream)), clock_.now()});
+  connection->stream.expires_never();
+  if (connection->buffer.capacity() > kIdleBufferLimit) {
+    connection->buffer.shrink_to_fit();  // after a large body: an idle connection keeps little
+  }
+  it->second.push_back(Idle{std::move(connection), clock_.now()});
   ++idle_count_;
 }
 
@@ -61,11 +69,11 @@ std::size_t UpstreamPool::sweep(const std::function<bool(std::string_view)>& kee
     const bool kept_endpoint = keep(it->first);
     auto& stack = it->second;
     std::erase_if(stack, [&](Idle& e) {
-      const bool drop =
-          !kept_endpoint || now - e.since >= max_idle_time_ || !looks_alive(e.stream->socket());
+      const bool drop = !kept_endpoint || now - e.since >= max_idle_time_ ||
+                        !looks_alive(e.connection->stream.socket());
       if (drop) {
         beast::error_code ignored;
-        e.stream->socket().close(ignored);
+        e.connection->stream.socket().close(ignored);
         ++closed;
       }
       return drop;
@@ -80,7 +88,7 @@ void UpstreamPool::clear() {
   for (auto& [endpoint, stack] : idle_) {
     for (auto& e : stack) {
       beast::error_code ignored;
-      e.stream->socket().close(ignored);
+      e.connection->stream.socket().close(ignored);
     }
   }
   idle_.clear();

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <boost/beast/core/flat_buffer.hpp>
 #include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -16,9 +16,19 @@
 
 namespace sluice::proxy {
 
+/// One connection to an upstream endpoint with its read buffer (which outlives single reads).
+/// Always held by unique_ptr and never moved itself: moving a beast::tcp_stream allocates a new
+/// implementation object, and a pooled connection changes owner on every request.
+struct UpstreamConnection {
+  explicit UpstreamConnection(net::io_context& ioc) : stream(ioc) {}
+  beast::tcp_stream stream;
+  beast::flat_buffer buffer;
+};
+using ConnectionPtr = std::unique_ptr<UpstreamConnection>;
+
 /// Idle keep-alive connections to upstream endpoints, for one worker thread (STYLE §6: pools
-/// are per thread and lock-free). A connection has exactly one owner: it is moved out by
-/// checkout() and moved back by checkin(). Checkout is LIFO (the most recently used connection
+/// are per thread and lock-free). A connection has exactly one owner: checkout() hands it out and
+/// checkin() takes it back. Checkout is LIFO (the most recently used connection
 /// is the most likely to be alive) and drops connections the upstream has closed (a
 /// non-blocking peek sees EOF or stray bytes) or that idled longer than `max_idle_time`.
 /// Confined to one thread. The clock must outlive the pool.
@@ -27,10 +37,11 @@ class UpstreamPool {
   UpstreamPool(const core::Clock& clock, core::Duration max_idle_time)
       : clock_(clock), max_idle_time_(max_idle_time) {}
 
-  /// A live idle connection to `endpoint` (the endpoint's label), or nullopt.
-  std::optional<beast::tcp_stream> checkout(std::string_view endpoint);
-  /// Keeps a connection after a complete exchange, unless `endpoint` already has `max_idle`.
-  void checkin(std::string_view endpoint, beast::tcp_stream stream, std::size_t max_idle);
+  /// A live idle connection to `endpoint` (the endpoint's label), or null.
+  ConnectionPtr checkout(std::string_view endpoint);
+  /// Keeps a connection after a complete exchange (its buffer empty), unless `endpoint` already
+  /// has `max_idle`.
+  void checkin(std::string_view endpoint, ConnectionPtr connection, std::size_t max_idle);
   /// Closes connections idle too long, and every connection to an endpoint `keep` rejects.
   std::size_t sweep(const std::function<bool(std::string_view endpoint)>& keep);
   /// Closes everything (shutdown).
@@ -40,7 +51,7 @@ class UpstreamPool {
 
  private:
   struct Idle {
-    std::unique_ptr<beast::tcp_stream> stream;  // tcp_stream cannot be move-assigned
+    ConnectionPtr connection;
     core::TimePoint since;
   };
   struct Hash {

@@ -62,6 +62,8 @@ class Worker {
   [[nodiscard]] BalanceCursor& cursor() noexcept { return cursor_; }
   [[nodiscard]] tcp::resolver& resolver() noexcept { return resolver_; }
   [[nodiscard]] BodyBuffer borrow_buffer() { return BodyBuffer(free_buffers_); }
+  /// The same, into `slot` (BodyBuffer cannot move).
+  void borrow_buffer(std::optional<BodyBuffer>& slot) { slot.emplace(free_buffers_); }
 
   /// Starts accepting on `acceptor` (already bound and listening).
   void start_accepting(tcp::acceptor acceptor);
@@ -94,7 +96,9 @@ class Worker {
   std::uint64_t view_generation_ = ~std::uint64_t{0};
   std::shared_ptr<const ThreadView> view_;
   BalanceCursor cursor_;
-  net::io_context ioc_{1};
+  // One thread runs it, and only that thread touches its sockets and timers: the reactor can
+  // skip its per-descriptor locks (posts from other threads stay safe: the scheduler locks).
+  net::io_context ioc_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   std::optional<tcp::acceptor> acceptor_;
   net::steady_timer wake_{ioc_};
   net::steady_timer maintenance_{ioc_};
