@@ -7,7 +7,9 @@
 #           + TSan build of the concurrency and proxy integration tests; exits non-zero on any
 #           failure
 #   run     build, start two demo backends and the gateway on conf/sluice.json (foreground)
-#   bench   release build, then the Google Benchmark suite with medians of 5 repetitions
+#   bench   release build, then the Google Benchmark suite with medians of 5 repetitions, then
+#           the proxy against nginx and haproxy (tests/bench/peer_compare.sh; docs/benchmarks.md)
+#           `bench suite [--benchmark_*]` or `bench peers [throughput|pinned|idle|stream]`: one only
 #   tidy    clang-tidy over every translation unit (the `tidy` preset)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -123,8 +125,8 @@ TRY
   ./build/bin/sluice --config conf/sluice.json
 }
 
-cmd_bench() {
-  cmd_deps
+# bench_suite [--benchmark_*...]: the Google Benchmark suite (limiter, breaker, memory).
+bench_suite() {
   configure_and_build release sluice_bench
   mkdir -p build/bench
   log "bench: load average now: $(cut -d' ' -f1-3 /proc/loadavg) (results need a quiet machine)"
@@ -132,6 +134,33 @@ cmd_bench() {
     --benchmark_out=build/bench/results.json --benchmark_out_format=json "$@" |
     grep -E '^(Benchmark|-+$|.*_median)'
   log "bench: full results in build/bench/results.json"
+}
+
+# bench_peers [SECTION...]: sluice vs nginx and haproxy under wrk, plus memory checks. Settings
+# (ROUNDS, DURATION, BACKEND, ...) come from the environment: see tests/bench/peer_compare.sh.
+bench_peers() {
+  configure_and_build release sluice sluice-demo-backend
+  log "bench: peer comparison (tests/bench/peer_compare.sh $*)"
+  tests/bench/peer_compare.sh "$@"
+  log "bench: peer results in build/bench/peers/summary.md and summary.json"
+}
+
+cmd_bench() {
+  cmd_deps
+  case "${1:-}" in
+    suite)
+      shift
+      bench_suite "$@"
+      ;;
+    peers)
+      shift
+      bench_peers "$@"
+      ;;
+    *)
+      bench_suite "$@" # any --benchmark_* arguments are the suite's
+      bench_peers
+      ;;
+  esac
 }
 
 cmd_tidy() {

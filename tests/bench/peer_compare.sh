@@ -1,0 +1,724 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Peer comparison: sluice against nginx and haproxy as keep-alive reverse proxies, and against
+# the backend alone, all measured in ONE run on this machine (docs/benchmarks.md, "Peer
+# comparison (proxy)"). Absolute figures on a shared 2-core VM are noisy; the ratios between
+# targets measured in interleaved rounds of the same run are what to read.
+#
+# usage: tests/bench/peer_compare.sh [throughput] [pinned] [idle] [stream]   (default: all)
+#   throughput  wrk keep-alive load through every target, no CPU pinning, rounds interleaved
+#               (direct sluice-1 sluice-2 nginx-1 nginx-2 haproxy-1 haproxy-2, then again ...)
+#   pinned      the same for the 1-worker targets: proxy on cpu 0, wrk + backend on cpu 1
+#   idle        RSS of sluice (and nginx) holding IDLE_CONNS idle keep-alive client connections
+#   stream      sluice's peak RSS growth while STREAM_BYTES stream down (/bytes) and up (/echo)
+#
+# Environment (defaults in brackets):
+#   ROUNDS [3]  DURATION [10s]  WARMUP [2s]  CONNECTIONS [64]  WRK_THREADS [1]  REQ_PATH [/ok]
+#   IDLE_CONNS [10000]  STREAM_BYTES [1073741824]
+#   BACKEND [auto]   nginx = nginx static (1 worker), demo = sluice-demo-backend --threads 1,
+#                    auto = nginx when installed, else demo (why: docs/benchmarks.md)
+#   BIN_DIR [build/bin]  OUT_DIR [build/bench/peers]
+# Results: OUT_DIR/{raw.tsv,memory.tsv,meta.tsv,summary.json,summary.md}; logs, configs and
+# every wrk output in OUT_DIR/work/.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+readonly ROOT
+readonly PEERS_DIR=$ROOT/tests/bench/peers
+readonly ROUNDS=${ROUNDS:-3}
+readonly DURATION=${DURATION:-10s}
+readonly WARMUP=${WARMUP:-2s}
+readonly CONNECTIONS=${CONNECTIONS:-64}
+readonly WRK_THREADS=${WRK_THREADS:-1}
+readonly REQ_PATH=${REQ_PATH:-/ok}
+readonly IDLE_CONNS=${IDLE_CONNS:-10000}
+readonly STREAM_BYTES=${STREAM_BYTES:-1073741824}
+BACKEND=${BACKEND:-auto}
+readonly BIN_DIR=${BIN_DIR:-$ROOT/build/bin}
+readonly OUT_DIR=${OUT_DIR:-$ROOT/build/bench/peers}
+readonly WORK=$OUT_DIR/work
+readonly READY_TIMEOUT_S=15
+# Distro daemons live in sbin, which a non-root PATH may lack.
+export PATH=$PATH:/usr/sbin:/sbin
+
+log() { printf '[bench] %s\n' "$*" >&2; }
+warn() { printf '[bench] WARNING: %s\n' "$*" >&2; }
+die() {
+  printf '[bench] ERROR: %s\n' "$*" >&2
+  exit 1
+}
+
+as_root() {
+  if [[ $(id -u) -eq 0 ]]; then
+    "$@"
+  elif command -v sudo >/dev/null; then
+    sudo "$@"
+  else
+    warn "not root and no sudo: cannot run '$*'"
+    return 1
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# Processes. Everything this script starts goes through spawn, so the EXIT trap can stop it.
+
+PIDS=()
+SPAWNED_PID=
+LOGDIR=$WORK # each phase gets its own directory under WORK (see enter_phase)
+
+# enter_phase NAME: from now on logs, configs and wrk outputs go to $WORK/NAME/.
+enter_phase() {
+  LOGDIR=$WORK/$1
+  mkdir -p "$LOGDIR"
+}
+
+# spawn NAME CMD...: runs CMD in the background, stdout+stderr to $LOGDIR/NAME.log.
+spawn() {
+  local name=$1
+  shift
+  "$@" >"$LOGDIR/$name.log" 2>&1 &
+  SPAWNED_PID=$!
+  PIDS+=("$SPAWNED_PID")
+}
+
+# stop_pid PID: SIGTERM, up to 5 s grace (sluice drains, nginx stops its workers), then SIGKILL.
+stop_pid() {
+  local pid=$1 i
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for ((i = 0; i < 50; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+
+# stop_all: stops every spawned process, newest first (clients before servers).
+stop_all() {
+  local i
+  for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
+    stop_pid "${PIDS[i]}"
+  done
+  PIDS=()
+}
+
+on_exit() {
+  local rc=$?
+  stop_all
+  if ((rc == 130 || rc == 143)); then
+    log "interrupted; everything it started is stopped"
+  elif ((rc != 0)); then
+    log "failed (exit $rc); logs and configs are in $WORK"
+  fi
+}
+trap on_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+is_alive() { kill -0 "$1" 2>/dev/null; }
+
+# show_log NAME: the last lines of a spawned process's log, for error messages.
+show_log() { tail -n 15 "$LOGDIR/$1.log" 2>/dev/null | sed 's/^/    | /' >&2 || true; }
+
+# wait_for_line NAME PID REGEX: until $LOGDIR/NAME.log has a line matching REGEX (sets READY_LINE).
+wait_for_line() {
+  local name=$1 pid=$2 regex=$3 deadline=$((SECONDS + READY_TIMEOUT_S))
+  READY_LINE=
+  while ((SECONDS < deadline)); do
+    READY_LINE=$(grep -m1 -E "$regex" "$LOGDIR/$name.log" 2>/dev/null || true)
+    [[ -n $READY_LINE ]] && return 0
+    if ! is_alive "$pid"; then
+      warn "$name exited before printing /$regex/:"
+      show_log "$name"
+      return 1
+    fi
+    sleep 0.1
+  done
+  warn "$name printed no /$regex/ within ${READY_TIMEOUT_S}s:"
+  show_log "$name"
+  return 1
+}
+
+# wait_for_http NAME PID PORT: until GET REQ_PATH on PORT answers 200.
+wait_for_http() {
+  local name=$1 pid=$2 port=$3 deadline=$((SECONDS + READY_TIMEOUT_S))
+  while ((SECONDS < deadline)); do
+    curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:$port$REQ_PATH" 2>/dev/null && return 0
+    if ! is_alive "$pid"; then
+      warn "$name exited during start-up:"
+      show_log "$name"
+      return 1
+    fi
+    sleep 0.1
+  done
+  warn "$name did not answer GET $REQ_PATH on port $port within ${READY_TIMEOUT_S}s:"
+  show_log "$name"
+  return 1
+}
+
+# free_port: a port nothing listens on now (the kernel's choice; nginx and haproxy need one).
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# render TEMPLATE OUT KEY=VALUE...: copies TEMPLATE to OUT with every @KEY@ replaced.
+render() {
+  local text pair
+  text=$(<"$1")
+  for pair in "${@:3}"; do
+    text=${text//@${pair%%=*}@/${pair#*=}}
+  done
+  printf '%s\n' "$text" >"$2"
+}
+
+# pin_cmd CPUS: sets PIN to the taskset prefix for CPUS (empty array: no pinning).
+pin_cmd() {
+  if [[ -n $1 ]]; then
+    PIN=(taskset -c "$1")
+  else
+    PIN=()
+  fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# /proc readings.
+
+CLK_TCK=$(getconf CLK_TCK)
+readonly CLK_TCK
+
+# pid_family PID...: each PID and its direct children (nginx's workers are the master's children).
+pid_family() {
+  local pid
+  for pid in "$@"; do
+    echo "$pid"
+    pgrep -P "$pid" 2>/dev/null || true
+  done
+}
+
+# cpu_ticks PID...: utime + stime (clock ticks, all threads) summed over the PIDs and children.
+cpu_ticks() {
+  local total=0 pid stat fields
+  for pid in $(pid_family "$@"); do
+    { stat=$(<"/proc/$pid/stat"); } 2>/dev/null || continue # it may have exited since
+    # Field 2 (comm) may contain spaces: split after its closing parenthesis, where field 3
+    # starts; utime and stime are fields 14 and 15.
+    read -ra fields <<<"${stat##*) }"
+    total=$((total + fields[11] + fields[12]))
+  done
+  echo "$total"
+}
+
+# rss_kb PID...: VmRSS (kB) summed over the PIDs and their children.
+rss_kb() {
+  local total=0 pid key value _
+  for pid in $(pid_family "$@"); do
+    while read -r key value _; do
+      if [[ $key == VmRSS: ]]; then
+        total=$((total + value))
+        break
+      fi
+    done 2>/dev/null <"/proc/$pid/status" || true
+  done
+  echo "$total"
+}
+
+# sample_rss OUT PID...: appends rss_kb every 100 ms to OUT until killed or the PID exits.
+sample_rss() {
+  local out=$1
+  shift
+  while is_alive "$1"; do
+    rss_kb "$@" >>"$out"
+    sleep 0.1
+  done
+}
+
+# ---------------------------------------------------------------------------------------------
+# Setup.
+
+HAVE_NGINX=0
+HAVE_HAPROXY=0
+
+# service_running NAME: the distro's own daemon of that name runs (pid file of its package).
+service_running() {
+  local pidfile=/run/$1.pid
+  [[ -r $pidfile ]] && is_alive "$(<"$pidfile")" 2>/dev/null
+}
+
+# ensure_tools: wrk is required; nginx and haproxy are installed when missing, skipped if that
+# fails. apt may start the distro services: those are stopped again (they would only add noise;
+# every peer here runs from its own generated config on its own port).
+ensure_tools() {
+  local tool missing=() running_before=()
+  for tool in curl python3 taskset getconf pgrep; do
+    command -v "$tool" >/dev/null || die "'$tool' is required and missing"
+  done
+  for tool in wrk nginx haproxy; do
+    command -v "$tool" >/dev/null || missing+=("$tool")
+  done
+  if ((${#missing[@]} > 0)); then
+    for tool in nginx haproxy; do
+      if service_running "$tool"; then running_before+=("$tool"); fi
+    done
+    log "installing ${missing[*]} with apt"
+    if as_root apt-get update -q >&2 &&
+      as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+        "${missing[@]}" >&2; then
+      for tool in nginx haproxy; do
+        if service_running "$tool" && [[ " ${running_before[*]} " != *" $tool "* ]]; then
+          log "stopping the distro $tool service apt just started (not used here)"
+          as_root service "$tool" stop >&2 || as_root systemctl stop "$tool" >&2 || true
+        fi
+      done
+    else
+      warn "apt-get could not install ${missing[*]}"
+    fi
+  fi
+  command -v wrk >/dev/null || die "wrk is missing and could not be installed"
+  if command -v nginx >/dev/null; then HAVE_NGINX=1; else warn "nginx unavailable: skipping it"; fi
+  if command -v haproxy >/dev/null; then HAVE_HAPROXY=1; else warn "haproxy unavailable: skipping it"; fi
+  if [[ $BACKEND == nginx ]] && ((!HAVE_NGINX)); then
+    die "BACKEND=nginx needs nginx"
+  fi
+  # The backend shares the 2 cores with wrk and the proxy, so the cheaper one leaves the proxy
+  # more CPU: nginx's static reply costs ~3.5 µs of CPU a request here, the demo backend ~9.
+  if [[ $BACKEND == auto ]]; then
+    if ((HAVE_NGINX)); then BACKEND=nginx; else BACKEND=demo; fi
+  fi
+  readonly BACKEND
+}
+
+FD_LIMIT=
+
+# raise_fd_limit: IDLE_CONNS idle connections need that many descriptors in the client and in
+# the proxy (plus upstream and spare ones); asks for twice that. Root may raise the hard limit.
+raise_fd_limit() {
+  local want=$((2 * IDLE_CONNS + 4096)) need=$((IDLE_CONNS + 1024)) hard
+  hard=$(ulimit -Hn)
+  if [[ $hard != unlimited ]] && ((hard < want)) && [[ $(id -u) -eq 0 ]]; then
+    ulimit -Hn "$want" 2>/dev/null || true
+    hard=$(ulimit -Hn)
+  fi
+  if [[ $hard == unlimited ]] || ((hard >= want)); then
+    ulimit -Sn "$want"
+  else
+    ulimit -Sn "$hard"
+    ((hard >= need)) || warn "open-file limit is $hard: the idle test will fall short of $IDLE_CONNS"
+  fi
+  FD_LIMIT=$(ulimit -Sn)
+  log "open-file limit: $FD_LIMIT"
+}
+
+SLUICE_BIN=
+DEMO_BIN=
+
+# snapshot_binaries: copies the binaries into WORK, so a rebuild during the run (another shell)
+# cannot swap or truncate them between two start-ups.
+snapshot_binaries() {
+  local bin
+  for bin in sluice sluice-demo-backend; do
+    [[ -x $BIN_DIR/$bin ]] || die "$BIN_DIR/$bin is missing: build first (./deploy/dev.sh build)"
+    cp "$BIN_DIR/$bin" "$WORK/bin/$bin"
+  done
+  SLUICE_BIN=$WORK/bin/sluice
+  DEMO_BIN=$WORK/bin/sluice-demo-backend
+}
+
+meta() { printf '%s\t%s\n' "$1" "$2" >>"$OUT_DIR/meta.tsv"; }
+
+versions() {
+  local v=() rev
+  if rev=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); then
+    git -C "$ROOT" diff --quiet HEAD 2>/dev/null || rev+="+uncommitted changes"
+    v+=("sluice $rev")
+  fi
+  v+=("$(wrk --version 2>&1 | head -n1 | cut -d' ' -f1-2)")
+  if ((HAVE_NGINX)); then v+=("$(nginx -v 2>&1 | sed 's/.*: //')"); fi
+  if ((HAVE_HAPROXY)); then v+=("haproxy $(haproxy -v 2>&1 | head -n1 | awk '{print $3}')"); fi
+  local IFS=,
+  echo "${v[*]}"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Servers. Each start_* sets TARGET_PORT[name] and TARGET_PID[name] (the process to measure),
+# or returns 1 after explaining why it could not start.
+
+declare -A TARGET_PORT=() TARGET_PID=() TARGET_DEAD=()
+BACKEND_PORT=
+BACKEND_PID=
+
+# start_backend NAME CPUS [KIND]: the upstream every proxy forwards to (and the "direct"
+# target). KIND is demo or nginx (default: $BACKEND).
+start_backend() {
+  local name=$1 cpus=$2 kind=${3:-$BACKEND}
+  pin_cmd "$cpus"
+  if [[ $kind == nginx ]]; then
+    local dir=$LOGDIR/$name port
+    port=$(free_port)
+    mkdir -p "$dir"
+    render "$PEERS_DIR/nginx-static.conf.in" "$dir/nginx.conf" "DIR=$dir" "PORT=$port" \
+      "FD_LIMIT=$FD_LIMIT" "WORKER_CONNECTIONS=$((FD_LIMIT - 64))" \
+      "USER_DIRECTIVE=$(nginx_user_directive)"
+    spawn "$name" "${PIN[@]}" nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log"
+    wait_for_http "$name" "$SPAWNED_PID" "$port" || die "the backend did not start"
+    BACKEND_PORT=$port
+  else
+    spawn "$name" "${PIN[@]}" "$DEMO_BIN" --address 127.0.0.1 --port 0 --threads 1
+    wait_for_line "$name" "$SPAWNED_PID" '^listening ' || die "the demo backend did not start"
+    BACKEND_PORT=${READY_LINE##*:}
+  fi
+  BACKEND_PID=$SPAWNED_PID
+  TARGET_PORT[direct]=$BACKEND_PORT
+  TARGET_PID[direct]=$BACKEND_PID
+  log "backend ($kind${cpus:+, cpu $cpus}) on port $BACKEND_PORT"
+}
+
+# start_sluice NAME THREADS CPUS [TIMEOUT_MS]
+start_sluice() {
+  local name=$1 threads=$2 cpus=$3 timeout_ms=${4:-30000} config=$LOGDIR/$1.json
+  render "$PEERS_DIR/sluice.json.in" "$config" "THREADS=$threads" "BACKEND_PORT=$BACKEND_PORT" \
+    "MAX_CONNECTIONS=$((IDLE_CONNS + 10000))" "MAX_BODY_BYTES=$((2 * STREAM_BYTES))" \
+    "TIMEOUT_MS=$timeout_ms"
+  if ! "$SLUICE_BIN" --check --config "$config" >"$LOGDIR/$name.check.log" 2>&1; then
+    warn "sluice rejects $config:"
+    sed 's/^/    | /' "$LOGDIR/$name.check.log" >&2
+    return 1
+  fi
+  pin_cmd "$cpus"
+  spawn "$name" "${PIN[@]}" "$SLUICE_BIN" --config "$config"
+  wait_for_line "$name" "$SPAWNED_PID" 'ready proxy=' || return 1
+  local port
+  port=$(sed -E 's/.*ready proxy=[^ ]*:([0-9]+).*/\1/' <<<"$READY_LINE")
+  wait_for_http "$name" "$SPAWNED_PID" "$port" || return 1
+  TARGET_PORT[$name]=$port
+  TARGET_PID[$name]=$SPAWNED_PID
+}
+
+# nginx_user_directive: a root master would run its workers as "nobody", who cannot write to
+# the work directory; as root, keep them as the current user. (Non-root: the directive is void.)
+nginx_user_directive() {
+  if [[ $(id -u) -eq 0 ]]; then echo "user $(id -un) $(id -gn);"; fi
+}
+
+# start_nginx NAME WORKERS CPUS
+start_nginx() {
+  local name=$1 workers=$2 cpus=$3 dir=$LOGDIR/$1 port
+  port=$(free_port)
+  mkdir -p "$dir"
+  render "$PEERS_DIR/nginx-proxy.conf.in" "$dir/nginx.conf" "DIR=$dir" "PORT=$port" \
+    "WORKERS=$workers" "BACKEND_PORT=$BACKEND_PORT" "FD_LIMIT=$FD_LIMIT" \
+    "WORKER_CONNECTIONS=$((FD_LIMIT - 64))" "USER_DIRECTIVE=$(nginx_user_directive)"
+  if ! nginx -t -q -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" >"$LOGDIR/$name.check.log" 2>&1; then
+    warn "nginx rejects $dir/nginx.conf:"
+    sed 's/^/    | /' "$LOGDIR/$name.check.log" >&2
+    return 1
+  fi
+  pin_cmd "$cpus"
+  spawn "$name" "${PIN[@]}" nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log"
+  wait_for_http "$name" "$SPAWNED_PID" "$port" || return 1
+  TARGET_PORT[$name]=$port
+  TARGET_PID[$name]=$SPAWNED_PID # the master: cpu_ticks/rss_kb add its workers
+}
+
+# start_haproxy NAME THREADS CPUS
+start_haproxy() {
+  local name=$1 threads=$2 cpus=$3 config=$LOGDIR/$1.cfg port
+  port=$(free_port)
+  # Two descriptors per proxied connection, some to spare.
+  render "$PEERS_DIR/haproxy.cfg.in" "$config" "THREADS=$threads" "PORT=$port" \
+    "BACKEND_PORT=$BACKEND_PORT" "MAXCONN=$(((FD_LIMIT - 256) / 2))"
+  if ! haproxy -c -q -f "$config" >"$LOGDIR/$name.check.log" 2>&1; then
+    warn "haproxy rejects $config:"
+    sed 's/^/    | /' "$LOGDIR/$name.check.log" >&2
+    return 1
+  fi
+  pin_cmd "$cpus"
+  spawn "$name" "${PIN[@]}" haproxy -db -f "$config"
+  wait_for_http "$name" "$SPAWNED_PID" "$port" || return 1
+  TARGET_PORT[$name]=$port
+  TARGET_PID[$name]=$SPAWNED_PID
+}
+
+# start_target NAME CPUS: dispatches on the name (sluice-N, nginx-N, haproxy-N, direct).
+start_target() {
+  local name=$1 cpus=$2 workers=${1##*-}
+  case $name in
+    direct) return 0 ;;
+    sluice-*) start_sluice "$name" "$workers" "$cpus" ;;
+    nginx-*) ((HAVE_NGINX)) && start_nginx "$name" "$workers" "$cpus" ;;
+    haproxy-*) ((HAVE_HAPROXY)) && start_haproxy "$name" "$workers" "$cpus" ;;
+  esac
+}
+
+# ---------------------------------------------------------------------------------------------
+# Throughput.
+
+# wrk_parse FILE: prints "rps p50_us p99_us requests non2xx socket_errors" from wrk --latency
+# output (latencies converted to µs; socket errors as "connect/read/write/timeout" or 0).
+wrk_parse() {
+  awk '
+    function us(v) {
+      if (v ~ /us$/) return v + 0
+      if (v ~ /ms$/) return v * 1000
+      if (v ~ /[0-9]s$/) return v * 1000000
+      if (v ~ /m$/) return v * 60000000
+      if (v ~ /h$/) return v * 3600000000
+      return v + 0
+    }
+    /^ +50% / { p50 = us($2) }
+    /^ +99% / { p99 = us($2) }
+    / requests in / { requests = $1 }
+    /^Requests\/sec:/ { rps = $2 }
+    /Non-2xx or 3xx responses:/ { non2xx = $NF }
+    /Socket errors:/ { gsub(/,/, ""); sock = $4 "/" $6 "/" $8 "/" $10 }
+    END {
+      printf "%s %.0f %.0f %s %d %s\n", rps == "" ? "nan" : rps, p50, p99,
+        requests == "" ? 0 : requests, non2xx, sock == "" ? "0" : sock
+    }' "$1"
+}
+
+WRK_PIN=()
+
+# measure VARIANT TARGET ROUND: one wrk run, one line in raw.tsv.
+measure() {
+  local variant=$1 target=$2 round=$3 out pid=${TARGET_PID[$2]}
+  local cpu0 cpu1 be0 be1 rps p50 p99 requests non2xx sock cpu_req be_req
+  out=$LOGDIR/wrk-$target-$round.txt
+  cpu0=$(cpu_ticks "$pid")
+  be0=$(cpu_ticks "$BACKEND_PID")
+  "${WRK_PIN[@]}" wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency \
+    "http://127.0.0.1:${TARGET_PORT[$target]}$REQ_PATH" >"$out" 2>&1 || warn "wrk exited non-zero for $target (see $out)"
+  cpu1=$(cpu_ticks "$pid")
+  be1=$(cpu_ticks "$BACKEND_PID")
+  read -r rps p50 p99 requests non2xx sock < <(wrk_parse "$out")
+  if ((requests > 0)); then
+    cpu_req=$(awk -v t="$((cpu1 - cpu0))" -v hz="$CLK_TCK" -v n="$requests" 'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
+    be_req=$(awk -v t="$((be1 - be0))" -v hz="$CLK_TCK" -v n="$requests" 'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
+  else
+    cpu_req=nan be_req=nan
+  fi
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$variant" "$target" "$round" "$rps" \
+    "$p50" "$p99" "$requests" "$cpu_req" "$be_req" "$non2xx" "$sock" >>"$OUT_DIR/raw.tsv"
+  log "$(printf '%-7s round %s %-10s %10s req/s  p50 %6s µs  p99 %6s µs  cpu %6s µs/req' \
+    "$variant" "$round" "$target" "$rps" "$p50" "$p99" "$cpu_req")"
+  if [[ $non2xx != 0 || $sock != 0 ]]; then
+    warn "$target ($variant, round $round): wrk reported errors:"
+    grep -E 'Non-2xx|Socket errors' "$out" | sed 's/^ */    | /' >&2
+  fi
+  if ! is_alive "$pid"; then
+    warn "$target died during the run; its remaining rounds are skipped. Its log:"
+    show_log "$target"
+    TARGET_DEAD[$target]=1
+  fi
+}
+
+# throughput_phase VARIANT: starts the backend and every target, warms each up, then measures
+# ROUNDS interleaved rounds (A B C ... A B C ...), so slow drifts in machine load (the other
+# tenant's compile, thermal state) spread over all targets instead of biasing one.
+throughput_phase() {
+  local variant=$1 proxy_cpus="" other_cpus="" targets round t started=()
+  if [[ $variant == pinned ]]; then
+    proxy_cpus=0 other_cpus=1
+    targets=(direct sluice-1 nginx-1 haproxy-1)
+    log "=== PINNED: proxies on cpu 0; wrk and the backend on cpu 1 (1-worker configs only) ==="
+  else
+    targets=(direct sluice-1 sluice-2 nginx-1 nginx-2 haproxy-1 haproxy-2)
+    log "=== throughput, no pinning: wrk, backend and proxy share the machine's cores ==="
+  fi
+  enter_phase "$variant"
+  pin_cmd "$other_cpus"
+  WRK_PIN=("${PIN[@]}")
+  start_backend backend "$other_cpus"
+  for t in "${targets[@]}"; do
+    if start_target "$t" "$proxy_cpus"; then
+      started+=("$t")
+    else
+      warn "skipping $t"
+    fi
+  done
+  TARGET_DEAD=()
+  for t in "${started[@]}"; do
+    log "warm-up $t ($WARMUP)"
+    "${WRK_PIN[@]}" wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"$WARMUP" \
+      "http://127.0.0.1:${TARGET_PORT[$t]}$REQ_PATH" >"$LOGDIR/warmup-$t.txt" 2>&1 || true
+  done
+  for ((round = 1; round <= ROUNDS; round++)); do
+    for t in "${started[@]}"; do
+      if ! is_alive "$BACKEND_PID"; then
+        warn "the backend died: the rest of this phase is skipped. Its log:"
+        show_log backend
+        break 2
+      fi
+      [[ -n ${TARGET_DEAD[$t]:-} ]] || measure "$variant" "$t" "$round"
+    done
+  done
+  stop_all
+}
+
+# ---------------------------------------------------------------------------------------------
+# Memory.
+
+record() { printf '%s\t%s\t%s\t%s\n' "$@" >>"$OUT_DIR/memory.tsv"; }
+
+# idle_run NAME LABEL: holds IDLE_CONNS idle connections on target NAME and records its RSS.
+idle_run() {
+  local name=$1 label=$2 pid=${TARGET_PID[$1]} port=${TARGET_PORT[$1]} before after client
+  sleep 1
+  before=$(rss_kb "$pid")
+  log "idle: $IDLE_CONNS connections to $label (RSS before: $((before / 1024)) MB)"
+  spawn "idle-clients-$name" python3 "$PEERS_DIR/idle_clients.py" --port "$port" \
+    --count "$IDLE_CONNS" --path "$REQ_PATH"
+  client=$SPAWNED_PID
+  local deadline=$((SECONDS + 180))
+  until grep -qs '^ready ' "$LOGDIR/idle-clients-$name.log"; do
+    if ! is_alive "$client" || ((SECONDS > deadline)); then
+      warn "the idle client did not get its connections up:"
+      show_log "idle-clients-$name"
+      return 1
+    fi
+    sleep 0.2
+  done
+  sleep 2 # let the server settle (late frees, pool janitors) before reading RSS
+  after=$(rss_kb "$pid")
+  kill -USR1 "$client"
+  sleep 0.5
+  local ready status open failed
+  ready=$(grep -m1 '^ready ' "$LOGDIR/idle-clients-$name.log")
+  status=$(grep '^status ' "$LOGDIR/idle-clients-$name.log" | tail -n1)
+  failed=$(sed -E 's/.*failed=([0-9]+).*/\1/' <<<"$ready")
+  open=$(sed -E 's/.*open=([0-9]+).*/\1/' <<<"$status")
+  log "idle: $label: $ready; after 2.5 s: $status; RSS $((after / 1024)) MB"
+  if grep -q '^failures' "$LOGDIR/idle-clients-$name.log"; then
+    warn "idle client failures: $(grep '^failures' "$LOGDIR/idle-clients-$name.log")"
+  fi
+  is_alive "$pid" || warn "$label died while holding idle connections"
+  record idle "$name" label "$label"
+  record idle "$name" rss_before_kb "$before"
+  record idle "$name" rss_with_conns_kb "$after"
+  record idle "$name" failed "$failed"
+  record idle "$name" open_after_hold "${open:-0}"
+  stop_pid "$client"
+}
+
+idle_phase() {
+  log "=== idle keep-alive connections: RSS with $IDLE_CONNS idle clients ==="
+  enter_phase idle
+  start_backend backend ""
+  if start_sluice sluice-idle 1 ""; then
+    idle_run sluice-idle "sluice threads=1" || warn "the sluice idle test failed"
+  fi
+  if ((HAVE_NGINX)) && start_nginx nginx-idle 1 ""; then
+    idle_run nginx-idle "nginx 1 worker (master + worker RSS)" || warn "the nginx idle test failed"
+  fi
+  stop_all
+}
+
+# stream_run NAME LABEL CMD...: runs the curl CMD while sampling sluice's RSS every 100 ms.
+stream_run() {
+  local name=$1 label=$2 pid=${TARGET_PID[sluice-stream]} before peak result start elapsed
+  shift 2
+  before=$(rss_kb "$pid")
+  : >"$LOGDIR/rss-$name.txt"
+  spawn "sampler-$name" sample_rss "$LOGDIR/rss-$name.txt" "$pid"
+  local sampler=$SPAWNED_PID
+  start=$(date +%s.%N)
+  result=$("$@" 2>"$LOGDIR/curl-$name.err") || result="curl failed: $(tr '\n' ' ' <"$LOGDIR/curl-$name.err")"
+  elapsed=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
+  stop_pid "$sampler"
+  peak=$(sort -n "$LOGDIR/rss-$name.txt" | tail -n1)
+  peak=${peak:-$before}
+  log "stream: $label: $result in ${elapsed}s; RSS $((before / 1024)) MB -> peak $((peak / 1024)) MB (growth $(((peak - before) / 1024)) MB, $(wc -l <"$LOGDIR/rss-$name.txt") samples)"
+  record stream "$name" label "$label"
+  record stream "$name" result "$result"
+  record stream "$name" seconds "$elapsed"
+  record stream "$name" mb_per_s "$(awk -v b="$STREAM_BYTES" -v s="$elapsed" 'BEGIN { printf "%.0f", b / 1048576 / s }')"
+  record stream "$name" rss_before_kb "$before"
+  record stream "$name" rss_peak_kb "$peak"
+  record stream "$name" samples "$(wc -l <"$LOGDIR/rss-$name.txt")"
+  is_alive "$pid" || warn "sluice died during the $label transfer"
+}
+
+stream_phase() {
+  log "=== streaming: $STREAM_BYTES bytes through sluice, RSS sampled every 100 ms ==="
+  enter_phase stream
+  start_backend backend "" demo # /bytes and /echo exist on the demo backend only
+  # A long upstream timeout: the whole transfer must fit in it if it is a total deadline.
+  start_sluice sluice-stream 1 "" 600000 || {
+    warn "sluice did not start: streaming test skipped"
+    return 0
+  }
+  local base=http://127.0.0.1:${TARGET_PORT[sluice-stream]}
+  # Warm the paths (first upstream connection, parser buffers) so the baseline is fair.
+  curl -fsS -o /dev/null "$base/bytes/1048576" || warn "GET /bytes/1048576 through sluice failed"
+  head -c 1048576 /dev/zero | curl -fsS -o /dev/null -T - -X POST "$base/echo" ||
+    warn "POST /echo (1 MiB) through sluice failed"
+  sleep 0.5
+  stream_run download "download GET /bytes/$STREAM_BYTES" \
+    curl -sS -o /dev/null --max-time 600 -w 'status=%{http_code} bytes=%{size_download}' \
+    "$base/bytes/$STREAM_BYTES"
+  # curl -T - reads the pipe as it goes and sends it chunked: no side buffers the whole body.
+  # shellcheck disable=SC2016 # $1 and $2 expand in the inner shell
+  stream_run upload "upload POST /echo (chunked, echoed back)" \
+    bash -c 'head -c "$1" /dev/zero | curl -sS -o /dev/null --max-time 600 -T - -X POST \
+      -H "Content-Type: application/octet-stream" \
+      -w "status=%{http_code} up=%{size_upload} down=%{size_download}" "$2"' \
+    _ "$STREAM_BYTES" "$base/echo"
+  stop_all
+}
+
+# ---------------------------------------------------------------------------------------------
+
+main() {
+  local sections=("$@") s
+  ((${#sections[@]} > 0)) || sections=(throughput pinned idle stream)
+  for s in "${sections[@]}"; do
+    case $s in
+      throughput | pinned | idle | stream) ;;
+      *) die "unknown section '$s' (throughput, pinned, idle, stream)" ;;
+    esac
+  done
+  [[ $BACKEND =~ ^(auto|demo|nginx)$ ]] || die "BACKEND must be auto, demo or nginx"
+  mkdir -p "$OUT_DIR"
+  # Clear the previous run's work directory, but only one this script made (OUT_DIR is free).
+  if [[ -d $WORK && ! -e $WORK/.peer_compare ]] && [[ -n $(ls -A "$WORK") ]]; then
+    die "$WORK exists and was not made by this script: refusing to clear it"
+  fi
+  rm -rf "$WORK"
+  mkdir -p "$WORK/bin"
+  touch "$WORK/.peer_compare"
+  rm -f "$OUT_DIR"/{raw.tsv,memory.tsv,meta.tsv,summary.json,summary.md}
+  ensure_tools
+  raise_fd_limit
+  snapshot_binaries
+
+  printf 'key\tvalue\n' >"$OUT_DIR/meta.tsv"
+  printf 'variant\ttarget\tround\trps\tp50_us\tp99_us\trequests\tcpu_us_per_req\tbackend_cpu_us_per_req\tnon2xx\tsocket_errors\n' >"$OUT_DIR/raw.tsv"
+  printf 'test\ttarget\tmetric\tvalue\n' >"$OUT_DIR/memory.tsv"
+  meta date "$(date -u '+%Y-%m-%d %H:%M UTC')"
+  meta load_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+  meta cpus "$(nproc)"
+  meta versions "$(versions)"
+  meta rounds "$ROUNDS"
+  meta duration "$DURATION"
+  meta connections "$CONNECTIONS"
+  meta wrk_threads "$WRK_THREADS"
+  meta path "$REQ_PATH"
+  meta backend "$([[ $BACKEND == nginx ]] && echo 'nginx static, 1 worker' || echo 'sluice-demo-backend --threads 1')"
+  meta clk_tck "$CLK_TCK"
+  log "load average now: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs; results need a quiet machine)"
+
+  for s in "${sections[@]}"; do
+    case $s in
+      throughput) throughput_phase shared ;;
+      pinned) throughput_phase pinned ;;
+      idle) idle_phase ;;
+      stream) stream_phase ;;
+    esac
+  done
+
+  meta load_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+  echo
+  python3 "$PEERS_DIR/summarize.py" "$OUT_DIR"
+  log "results: $OUT_DIR/summary.md, summary.json (medians + raw rounds), raw.tsv, memory.tsv"
+}
+
+main "$@"
