@@ -20,7 +20,7 @@ using namespace std::chrono_literals;
 
 constexpr auto kAsTuple = net::as_tuple(net::use_awaitable);
 constexpr std::uint32_t kMaxHeader = 16 * 1024;
-constexpr std::uint64_t kMaxBody = 1024 * 1024;
+constexpr std::uint64_t kMaxBody = std::uint64_t{1024} * 1024;
 constexpr auto kTimeout = 10s;
 
 }  // namespace
@@ -28,7 +28,7 @@ constexpr auto kTimeout = 10s;
 Response json_error(const Request& request, http::status status, std::string_view reason) {
   Response res(status, request.version());
   res.set(http::field::content_type, "application/json");
-  res.body() = std::string("{\"error\":\"") + std::string(reason) + "\"}";
+  res.body() = std::string(R"({"error":")") + std::string(reason) + R"("})";
   res.keep_alive(request.keep_alive());
   res.prepare_payload();
   return res;

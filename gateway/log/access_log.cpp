@@ -6,9 +6,9 @@
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
-#include <time.h>
 
 #include <array>
+#include <ctime>
 
 namespace sluice::log {
 namespace {
@@ -86,7 +86,7 @@ std::string AccessLog::format(const AccessRecord& r) {
     out += ",\"user\":null";
   }
   fmt::format_to(std::back_inserter(out),
-                 ",\"status\":{},\"bytes_in\":{},\"bytes_out\":{},\"duration_ms\":{:.3f}", r.status,
+                 R"(,"status":{},"bytes_in":{},"bytes_out":{},"duration_ms":{:.3f})", r.status,
                  r.bytes_in, r.bytes_out, r.duration_ms);
   if (r.upstream_ms) {
     fmt::format_to(std::back_inserter(out), ",\"upstream_ms\":{:.3f}", *r.upstream_ms);

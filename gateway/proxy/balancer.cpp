@@ -14,7 +14,10 @@ std::uint64_t BalanceCursor::random() noexcept {
 }
 
 Balancer::Balancer(config::Balance policy, std::size_t endpoints)
-    : policy_(policy), size_(endpoints), loads_(std::make_unique<Load[]>(endpoints)) {}
+    : policy_(policy),
+      size_(endpoints),
+      loads_(std::make_unique<Load[]>(endpoints)) {}  // NOLINT(modernize-avoid-c-arrays): atomics
+                                                      // cannot move, so no vector
 
 std::size_t Balancer::pick(BalanceCursor& cursor, std::size_t avoid) const noexcept {
   const std::size_t n = size_;

@@ -110,10 +110,10 @@ std::string make_request_id() {
   static constexpr std::array<char, 16> kHex{'0', '1', '2', '3', '4', '5', '6', '7',
                                              '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
   std::string id(32, '0');
-  for (int half = 0; half < 2; ++half) {
+  for (std::size_t half = 0; half < 2; ++half) {
     std::uint64_t bits = next_random();
-    for (int i = 0; i < 16; ++i) {
-      id[static_cast<std::size_t>(half * 16 + i)] = kHex[bits & 0xfU];
+    for (std::size_t i = 0; i < 16; ++i) {
+      id[half * 16 + i] = kHex[bits & 0xfU];
       bits >>= 4U;
     }
   }

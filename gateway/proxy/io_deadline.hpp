@@ -43,7 +43,8 @@ class IoDeadline {
 
   void disarm() noexcept {
     state_->stream = nullptr;
-    timer_.cancel();
+    boost::system::error_code ignored;
+    timer_.cancel(ignored);  // the overload that reports instead of throwing
   }
 
   /// True if the last arm() expired before disarm().

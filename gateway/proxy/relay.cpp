@@ -25,7 +25,7 @@ void set_chunk(http::buffer_body::value_type& body, char* buf, std::size_t n, bo
 template <bool IsRequest>
 bool large_body(const http::parser<IsRequest, http::buffer_body>& parser,
                 const beast::flat_buffer& buffer) {
-  constexpr std::uint64_t kSmallBody = 16 * 1024;
+  constexpr std::uint64_t kSmallBody = std::uint64_t{16} * 1024;
   if (parser.is_done()) {
     return false;
   }

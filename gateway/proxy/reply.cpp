@@ -20,7 +20,7 @@ net::awaitable<unsigned> reply_error(beast::tcp_stream& down, GatewayError error
   if (options.retry_after_s > 0) {
     res.set(http::field::retry_after, std::to_string(options.retry_after_s));
   }
-  res.body() = std::string("{\"error\":\"") + std::string(e.reason) + "\"}";
+  res.body() = std::string(R"({"error":")") + std::string(e.reason) + R"("})";
   res.prepare_payload();
   res.keep_alive(options.keep_alive);
   down.expires_after(timeout);

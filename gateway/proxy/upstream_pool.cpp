@@ -8,7 +8,7 @@
 namespace sluice::proxy {
 namespace {
 
-constexpr std::size_t kIdleBufferLimit = 16 * 1024;
+constexpr std::size_t kIdleBufferLimit = std::size_t{16} * 1024;
 
 }  // namespace
 

@@ -33,7 +33,7 @@ struct SessionEntry {
 /// A fixed-size body buffer borrowed from the worker; returned when destroyed.
 class BodyBuffer {
  public:
-  static constexpr std::size_t kSize = 64 * 1024;
+  static constexpr std::size_t kSize = std::size_t{64} * 1024;
   BodyBuffer(std::vector<std::unique_ptr<char[]>>& free_list);  // NOLINT(modernize-avoid-c-arrays)
   BodyBuffer(const BodyBuffer&) = delete;
   BodyBuffer& operator=(const BodyBuffer&) = delete;
@@ -61,7 +61,7 @@ class Worker {
   [[nodiscard]] UpstreamPool& pool() noexcept { return pool_; }
   [[nodiscard]] BalanceCursor& cursor() noexcept { return cursor_; }
   [[nodiscard]] tcp::resolver& resolver() noexcept { return resolver_; }
-  [[nodiscard]] BodyBuffer borrow_buffer() { return BodyBuffer(free_buffers_); }
+  [[nodiscard]] BodyBuffer borrow_buffer() { return {free_buffers_}; }
   /// The same, into `slot` (BodyBuffer cannot move).
   void borrow_buffer(std::optional<BodyBuffer>& slot) { slot.emplace(free_buffers_); }
 
