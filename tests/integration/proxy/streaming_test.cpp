@@ -16,6 +16,9 @@ using std::chrono::milliseconds;
 
 constexpr std::uint64_t kBig = 200ULL * 1024 * 1024;
 constexpr std::size_t kMaxGrowth = 32ULL * 1024 * 1024;
+// The harness reads the response while it uploads, and each read is bounded by this: it must
+// cover a whole 200 MB upload on a loaded machine under TSan (several seconds), not one chunk.
+constexpr std::chrono::seconds kTransferTimeout{60};
 
 /// Samples a process's RSS every 20 ms while alive; peak() is the largest value seen.
 class RssSampler {
@@ -64,7 +67,8 @@ class StreamingTest : public ::testing::Test, protected ProxyFixtureBase {
 
 TEST_F(StreamingTest, DownloadsA200MBBodyWithFlatMemory) {
   RssSampler rss(gateway->process().pid());
-  const StreamResult r = stream_download(gateway->proxy_port(), "/bytes/" + std::to_string(kBig));
+  const StreamResult r = stream_download(gateway->proxy_port(), "/bytes/" + std::to_string(kBig),
+                                         {}, kTransferTimeout);
   EXPECT_EQ(r.status, 200U) << r.error;
   EXPECT_TRUE(r.complete) << r.error;
   EXPECT_EQ(r.body_bytes, kBig);
@@ -74,7 +78,8 @@ TEST_F(StreamingTest, DownloadsA200MBBodyWithFlatMemory) {
 
 TEST_F(StreamingTest, UploadsA200MBChunkedBodyWithFlatMemory) {
   RssSampler rss(gateway->process().pid());
-  const StreamResult r = stream_upload(gateway->proxy_port(), "/count", kBig, true);
+  const StreamResult r =
+      stream_upload(gateway->proxy_port(), "/count", kBig, true, {}, kTransferTimeout);
   EXPECT_EQ(r.status, 200U) << r.error;
   EXPECT_EQ(r.bytes_sent, kBig);
   EXPECT_EQ(nlohmann::json::parse(r.body_prefix)["bytes"], kBig) << r.body_prefix;
@@ -83,7 +88,8 @@ TEST_F(StreamingTest, UploadsA200MBChunkedBodyWithFlatMemory) {
 
 TEST_F(StreamingTest, UploadsA200MBContentLengthBodyWithFlatMemory) {
   RssSampler rss(gateway->process().pid());
-  const StreamResult r = stream_upload(gateway->proxy_port(), "/count", kBig, false);
+  const StreamResult r =
+      stream_upload(gateway->proxy_port(), "/count", kBig, false, {}, kTransferTimeout);
   EXPECT_EQ(r.status, 200U) << r.error;
   EXPECT_EQ(nlohmann::json::parse(r.body_prefix)["bytes"], kBig) << r.body_prefix;
   EXPECT_LT(rss.peak() - baseline, kMaxGrowth);
@@ -92,7 +98,8 @@ TEST_F(StreamingTest, UploadsA200MBContentLengthBodyWithFlatMemory) {
 TEST_F(StreamingTest, EchoesA200MBBodyBothWaysAtOnce) {
   RssSampler rss(gateway->process().pid());
   for (const bool chunked : {true, false}) {
-    const StreamResult r = stream_upload(gateway->proxy_port(), "/echo", kBig / 2, chunked);
+    const StreamResult r =
+        stream_upload(gateway->proxy_port(), "/echo", kBig / 2, chunked, {}, kTransferTimeout);
     EXPECT_EQ(r.status, 200U) << r.error;
     EXPECT_TRUE(r.complete) << r.error;
     EXPECT_EQ(r.body_bytes, kBig / 2);
