@@ -117,10 +117,10 @@ cmd_run() {
     Try, from another terminal:
       curl -i http://127.0.0.1:8080/demo/ok                  # proxied (X-Backend-Port alternates)
       for i in $(seq 105); do curl -s -o /dev/null -w '%{http_code}\n' \
-        http://127.0.0.1:8080/demo/ok; done | sort | uniq -c  # route limit: 100 per minute
-      curl -s http://127.0.0.1:9901/metrics                   # Prometheus metrics
-    (Per-user limits and /metrics arrive with the next milestone: until then the loop shows
-    105 x 200 and /metrics answers 404; /healthz and /readyz answer now.) Ctrl-C drains and stops.
+        http://127.0.0.1:8080/demo/ok; done | sort | uniq -c  # 100 x 200, then 5 x 429
+      curl -s http://127.0.0.1:9901/metrics | grep '^sluice_'  # Prometheus metrics
+    The limit is per user (here: your client IP) and per minute; `curl -i` shows RateLimit-Policy
+    and RateLimit on every answer, and Retry-After on a 429. Ctrl-C drains and stops.
 TRY
   ./build/bin/sluice --config conf/sluice.json
 }

@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <csignal>
+#include <set>
 
 #include "gateway/config/config_loader.hpp"
 #include "gateway/log/logging.hpp"
@@ -20,7 +21,8 @@ using tcp = net::ip::tcp;
 using namespace std::chrono_literals;
 
 constexpr auto kDrainPoll = 50ms;
-constexpr auto kCutGrace = 200ms;  // after cutting, how long sessions get to unwind
+constexpr auto kSweepInterval = 10s;  // how often idle limiter keys are forgotten
+constexpr auto kCutGrace = 200ms;     // after cutting, how long sessions get to unwind
 
 std::size_t thread_count(const config::Config& config) {
   return config.threads != 0 ? config.threads : std::max(1U, std::thread::hardware_concurrency());
@@ -55,10 +57,19 @@ Gateway::Gateway(std::filesystem::path config_path, config::Config config)
     : config_path_(std::move(config_path)),
       config_(std::make_shared<const config::Config>(std::move(config))),
       log_(log::get("app")),
-      snapshots_(std::make_shared<const proxy::Snapshot>(config_)),
+      metrics_(SLUICE_VERSION),
+      store_(clock_, store::MemoryStore::Options{.max_keys = config_->store.max_keys, .shards = 0}),
+      breakers_(clock_, random_),
+      shared_{store_, breakers_, metrics_},
+      snapshots_(std::make_shared<const proxy::Snapshot>(config_, shared_)),
       gate_(config_->http.max_connections),
       access_log_(config_->access_log),
-      services_(clock_, snapshots_, gate_, access_log_, log::get("proxy")) {
+      services_(clock_, snapshots_, gate_, access_log_, shared_, log::get("proxy")) {
+  services_.store_ok = &metrics_.store_operation("memory", "ok");
+  metrics_.store_operation("memory", "error");
+  metrics_.store_operation("memory", "timeout");
+  metrics_.store_fallback("memory").Set(0);
+  metrics_.on_scrape([this] { refresh_gauges(); });
   const std::size_t n = thread_count(*config_);
   workers_.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -79,9 +90,16 @@ Gateway::~Gateway() {
 }
 
 int Gateway::run() {
+  if (config_->store.type != config::StoreType::kMemory) {
+    // TODO(issue-6): the Redis store.
+    log_->error("store.type={} is not available in this build; use \"memory\"",
+                config::to_string(config_->store.type));
+    return 1;
+  }
   if (!bind_listeners() || !bind_admin()) {
     return 1;
   }
+  schedule_sweep();
   signals_.add(SIGTERM);
   signals_.add(SIGINT);
   signals_.add(SIGHUP);
@@ -150,6 +168,11 @@ admin::Response Gateway::handle_admin(const admin::Request& req) {
     res.set(http::field::allow, "GET, HEAD");
     return res;
   }
+  if (req.target() == "/metrics") {
+    auto res = admin::text(req, http::status::ok, metrics_.scrape());
+    res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+    return res;
+  }
   if (req.target() == "/healthz") {
     return admin::text(req, http::status::ok, "ok\n");
   }
@@ -178,6 +201,7 @@ void Gateway::reload() {
   auto config_log = log::get("config");
   auto result = config::load_config_file(config_path_);
   if (!result.ok()) {
+    metrics_.count_reload(false);
     config_log->error("reload failed file={} problems={}", config_path_.string(),
                       result.problems.size());
     for (const auto& problem : result.problems) {
@@ -196,10 +220,52 @@ void Gateway::reload() {
   restart_only("threads", next->threads != config_->threads);
   restart_only("access_log", !(next->access_log == config_->access_log));
   gate_.set_max(next->http.max_connections);
-  snapshots_.store(std::make_shared<const proxy::Snapshot>(next));
-  config_ = std::move(next);
+  install(std::move(next));
+  metrics_.count_reload(true);
   config_log->info("reload ok routes={} backends={}", config_->routes.size(),
                    config_->backends.size());
+}
+
+void Gateway::install(std::shared_ptr<const config::Config> next) {
+  snapshots_.store(std::make_shared<const proxy::Snapshot>(next, shared_));
+  // Requests still on the old snapshot may use a removed policy: the store admits them.
+  for (const auto& [name, policy] : config_->limits) {
+    if (!next->limits.contains(name)) {
+      store_.remove(name);
+    }
+  }
+  std::set<std::string, std::less<>> backends;
+  for (const auto& [name, backend] : next->backends) {
+    backends.insert(name);
+  }
+  breakers_.retain(backends);
+  config_ = std::move(next);
+}
+
+void Gateway::refresh_gauges() {
+  metrics_.downstream_connections().Set(static_cast<double>(gate_.open()));
+  for (const auto& [name, breaker] : breakers_.all()) {
+    const breaker::BreakerSnapshot window = breaker->snapshot();
+    metrics::BackendMetrics& m = metrics_.backend(name);
+    m.drop_probability->Set(window.drop_probability);
+    m.window_requests->Set(static_cast<double>(window.requests));
+    m.window_accepts->Set(static_cast<double>(window.accepts));
+  }
+  for (const auto& [name, policy] : config_->limits) {
+    if (const auto id = store_.find(name)) {
+      metrics_.policy(name).tracked_keys->Set(static_cast<double>(store_.tracked_keys(*id)));
+    }
+  }
+}
+
+void Gateway::schedule_sweep() {
+  sweep_timer_.expires_after(kSweepInterval);
+  sweep_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) {
+      store_.sweep_idle();
+      schedule_sweep();
+    }
+  });
 }
 
 void Gateway::begin_drain() {
@@ -252,6 +318,7 @@ void Gateway::finish() {
   log_->info("drained cut={}", cut_.load());
   boost::system::error_code ignored;
   signals_.cancel(ignored);
+  sweep_timer_.cancel();
   if (admin_) {
     admin_->stop();
   }

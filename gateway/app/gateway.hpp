@@ -14,13 +14,17 @@
 #include <vector>
 
 #include "gateway/admin/admin_server.hpp"
+#include "gateway/breaker/breaker_registry.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/core/clock.hpp"
+#include "gateway/core/random.hpp"
 #include "gateway/log/access_log.hpp"
+#include "gateway/metrics/metrics.hpp"
 #include "gateway/proxy/connection_gate.hpp"
 #include "gateway/proxy/services.hpp"
 #include "gateway/proxy/snapshot.hpp"
 #include "gateway/proxy/worker.hpp"
+#include "gateway/store/memory_store.hpp"
 
 namespace sluice::app {
 
@@ -45,6 +49,11 @@ class Gateway {
   admin::Response handle_admin(const admin::Request& req);
   void wait_for_signal();
   void reload();
+  /// Publishes a snapshot of `next` and forgets policies and breakers it no longer has.
+  void install(std::shared_ptr<const config::Config> next);
+  /// Scrape hook: sets the gauges that mirror live state.
+  void refresh_gauges();
+  void schedule_sweep();
   void begin_drain();
   void check_drain();
   void finish();
@@ -53,6 +62,11 @@ class Gateway {
   std::shared_ptr<const config::Config> config_;
   std::shared_ptr<spdlog::logger> log_;
   core::SteadyClock clock_;
+  core::SystemRandom random_;
+  metrics::Metrics metrics_;
+  store::MemoryStore store_;
+  breaker::BreakerRegistry breakers_;
+  proxy::SharedState shared_;
   proxy::SnapshotSource snapshots_;
   proxy::ConnectionGate gate_;
   log::AccessLog access_log_;
@@ -63,6 +77,7 @@ class Gateway {
   boost::asio::io_context control_{1};  ///< main thread: admin listener, signals, drain timer
   boost::asio::signal_set signals_{control_};
   boost::asio::steady_timer drain_timer_{control_};
+  boost::asio::steady_timer sweep_timer_{control_};  ///< forgets idle limiter keys
   std::shared_ptr<admin::AdminServer> admin_;
   boost::asio::ip::tcp::endpoint proxy_endpoint_;
   boost::asio::ip::tcp::endpoint admin_endpoint_;

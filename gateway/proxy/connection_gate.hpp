@@ -35,12 +35,19 @@ class ConnectionGate {
     return active_.load(std::memory_order_relaxed);
   }
   [[nodiscard]] std::uint32_t max() const noexcept { return max_.load(std::memory_order_relaxed); }
+  /// Accepted connections still open (active() also counts slots reserved for an accept).
+  [[nodiscard]] std::uint32_t open() const noexcept {
+    return open_.load(std::memory_order_relaxed);
+  }
+  void note_open() noexcept { open_.fetch_add(1, std::memory_order_relaxed); }
+  void note_closed() noexcept { open_.fetch_sub(1, std::memory_order_relaxed); }
 
  private:
   void wake_all();
 
   std::atomic<std::uint32_t> max_;
   std::atomic<std::uint32_t> active_{0};
+  std::atomic<std::uint32_t> open_{0};
   std::mutex wakers_mutex_;
   std::vector<std::function<void()>> wakers_;
 };
@@ -49,18 +56,28 @@ class ConnectionGate {
 class ConnectionSlot {
  public:
   explicit ConnectionSlot(ConnectionGate& gate) noexcept : gate_(&gate) {}
-  ConnectionSlot(ConnectionSlot&& other) noexcept : gate_(std::exchange(other.gate_, nullptr)) {}
+  ConnectionSlot(ConnectionSlot&& other) noexcept
+      : gate_(std::exchange(other.gate_, nullptr)), open_(std::exchange(other.open_, false)) {}
   ConnectionSlot& operator=(ConnectionSlot&&) = delete;
   ConnectionSlot(const ConnectionSlot&) = delete;
   ConnectionSlot& operator=(const ConnectionSlot&) = delete;
   ~ConnectionSlot() {
     if (gate_ != nullptr) {
+      if (open_) {
+        gate_->note_closed();
+      }
       gate_->release();
     }
+  }
+  /// The slot now holds an accepted connection (`sluice_downstream_connections`).
+  void accepted() noexcept {
+    gate_->note_open();
+    open_ = true;
   }
 
  private:
   ConnectionGate* gate_;
+  bool open_ = false;
 };
 
 }  // namespace sluice::proxy

@@ -128,6 +128,9 @@ bool prepare_response(Context& c) {
   if (res.count("X-Request-Id") == 0) {
     res.set("X-Request-Id", c.request.request_id);
   }
+  for (const ExtraField& f : c.request.response_fields) {
+    res.set(f.name, f.value);
+  }
   const bool eof_delimited = !rp.is_done() && !rp.chunked() && !rp.content_length();
   bool keep = c.keep_alive_wanted();
   if (c.request.client_version == 10) {
@@ -147,15 +150,30 @@ bool prepare_response(Context& c) {
   return keep;
 }
 
+UpstreamResult upstream_result(GatewayError error) {
+  switch (error) {
+    case GatewayError::kUpstreamConnect:
+      return UpstreamResult::kConnectError;
+    case GatewayError::kUpstreamTimeout:
+      return UpstreamResult::kTimeout;
+    case GatewayError::kUpstreamReset:
+      return UpstreamResult::kReset;
+    default:
+      return UpstreamResult::kNotSent;  // the client's request was at fault (400, 413)
+  }
+}
+
 /// Answers the client with a gateway error when nothing of the response has been sent yet.
 net::awaitable<void> fail(Context& c, GatewayError error) {
   c.close_upstream();
+  c.out.upstream = upstream_result(error);
   const bool keep = c.keep_alive_wanted() && c.parser.is_done();
   ReplyOptions options;
   options.version = c.request.client_version;
   options.keep_alive = keep;
   options.request_id = c.request.request_id;
   options.head_request = c.request.head_request;
+  options.fields = c.request.response_fields;
   c.out.status = co_await reply_error(c.down, error, options, c.down_timeout());
   c.out.reusable = keep && c.out.status != 0;
 }
@@ -179,6 +197,14 @@ void finish(Context& c, const PumpResult& pump, const RelayResult& relay, bool k
   c.out.bytes_in = pump.body_bytes;
   c.out.bytes_out = relay.body_bytes;
   c.out.status = relay.head_sent ? c.response->get().result_int() : 0;
+  c.out.upstream_status = c.response->get().result_int();
+  if (!relay.up_error || relay.up_error == net::error::operation_aborted) {
+    // (aborted: the client failed and the exchange stopped reading; not the upstream's doing)
+    c.out.upstream = UpstreamResult::kResponse;
+  } else {
+    c.out.upstream =
+        relay.up_error == beast::error::timeout ? UpstreamResult::kTimeout : UpstreamResult::kReset;
+  }
   c.out.reusable = keep && pump.complete && relay.complete && !relay.need_eof;
 }
 
@@ -260,6 +286,7 @@ net::awaitable<void> sequential(Context& c) {
         co_await fail(c, GatewayError::kUpstreamConnect);
         co_return;
       }
+      c.up.conn->mark_active(c.request.backend->metrics());
       continue;
     }
     co_await fail(c, head_failure(ec, false));
@@ -341,6 +368,7 @@ net::awaitable<ExchangeOutcome> exchange(Worker& worker, const ExchangeRequest& 
     co_await fail(c, GatewayError::kUpstreamConnect);
     co_return out;
   }
+  c.up.conn->mark_active(backend.metrics());
   const auto in_flight = backend.balancer().track(index);
   if (request.send_continue && !parser.is_done() && down_buffer.size() == 0) {
     down.expires_after(c.down_timeout());

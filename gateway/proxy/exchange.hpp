@@ -3,12 +3,14 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "gateway/config/config.hpp"
 #include "gateway/core/clock.hpp"
 #include "gateway/proxy/net.hpp"
 #include "gateway/proxy/relay.hpp"
+#include "gateway/proxy/reply.hpp"
 #include "gateway/proxy/snapshot.hpp"
 
 namespace sluice::proxy {
@@ -25,6 +27,16 @@ struct ExchangeRequest {
   bool keep_alive_wanted = false;  ///< the client wants keep-alive and we are not draining
   unsigned client_version = 11;
   bool send_continue = false;  ///< answer `Expect: 100-continue` once the upstream is ready
+  std::span<const ExtraField> response_fields;  ///< added to the response (rate-limit fields)
+};
+
+/// What the upstream did with the request: the breaker's and the upstream metrics' input.
+enum class UpstreamResult {
+  kNotSent,       ///< never reached the upstream for a reason of the client's (or was not tried)
+  kResponse,      ///< a response head arrived (`upstream_status`), and its body did not fail
+  kConnectError,  ///< no connection could be made
+  kTimeout,       ///< no response head (or no body progress) within timeout_ms
+  kReset,         ///< the upstream closed or reset before the response was complete
 };
 
 /// What happened, for the access log and the session loop.
@@ -35,6 +47,8 @@ struct ExchangeOutcome {
   std::optional<core::Duration> upstream_time;  ///< request sent -> response head received
   const UpstreamEndpoint* endpoint = nullptr;
   bool reusable = false;  ///< the client connection may carry another request
+  UpstreamResult upstream = UpstreamResult::kNotSent;
+  unsigned upstream_status = 0;  ///< the upstream's status when a response head arrived
 };
 
 /// Forwards one request to `request.backend` and relays the response (SPEC §4):

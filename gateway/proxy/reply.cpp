@@ -20,7 +20,14 @@ net::awaitable<unsigned> reply_error(beast::tcp_stream& down, GatewayError error
   if (options.retry_after_s > 0) {
     res.set(http::field::retry_after, std::to_string(options.retry_after_s));
   }
-  res.body() = std::string(R"({"error":")") + std::string(e.reason) + R"("})";
+  for (const ExtraField& f : options.fields) {
+    res.set(f.name, f.value);
+  }
+  if (options.body.empty()) {
+    res.body() = std::string(R"({"error":")") + std::string(e.reason) + R"("})";
+  } else {
+    res.body() = options.body;
+  }
   res.prepare_payload();
   res.keep_alive(options.keep_alive);
   down.expires_after(timeout);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <span>
 #include <string_view>
 
 #include "gateway/core/clock.hpp"
@@ -9,18 +10,26 @@
 
 namespace sluice::proxy {
 
+/// A header field the gateway adds to a response (e.g. the rate-limit fields).
+struct ExtraField {
+  std::string_view name;
+  std::string_view value;
+};
+
 /// What a gateway-made reply needs besides the error.
 struct ReplyOptions {
   unsigned version = 11;
   bool keep_alive = false;
   std::string_view request_id;
-  std::string_view allow;      ///< 405: the `Allow` field
-  unsigned retry_after_s = 0;  ///< 429/503: `Retry-After` when > 0
-  bool head_request = false;   ///< HEAD: the head only
+  std::string_view allow;              ///< 405: the `Allow` field
+  unsigned retry_after_s = 0;          ///< 429/503: `Retry-After` when > 0
+  bool head_request = false;           ///< HEAD: the head only
+  std::span<const ExtraField> fields;  ///< added to the reply
+  std::string_view body;               ///< replaces the default {"error": reason} body
 };
 
-/// Writes `{"error": reason}` with the error's status to the client. Returns the status sent,
-/// or 0 when the write failed.
+/// Writes `{"error": reason}` (or options.body) with the error's status to the client. Returns the
+/// status sent, or 0 when the write failed.
 net::awaitable<unsigned> reply_error(beast::tcp_stream& down, GatewayError error,
                                      const ReplyOptions& options, core::Duration timeout);
 

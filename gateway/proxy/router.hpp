@@ -8,8 +8,11 @@
 #include <vector>
 
 #include "gateway/config/config.hpp"
+#include "gateway/metrics/metrics.hpp"
 
 namespace sluice::proxy {
+
+struct RouteLimit;
 
 /// One route, compiled for matching (SPEC §3 `routes`).
 struct Route {
@@ -20,6 +23,8 @@ struct Route {
   std::size_t backend = 0;           ///< index into the snapshot's backends
   std::optional<std::string> limit;  ///< policy name
   bool strip_prefix = false;
+  const RouteLimit* rate_limit = nullptr;    ///< the compiled policy (owned by the snapshot)
+  metrics::RouteMetrics* metrics = nullptr;  ///< null only in router unit tests
 };
 
 struct RouteMatch {

@@ -9,9 +9,11 @@
 
 #include "gateway/proxy/exchange.hpp"
 #include "gateway/proxy/forwarder.hpp"
+#include "gateway/proxy/identity.hpp"
 #include "gateway/proxy/io_deadline.hpp"
 #include "gateway/proxy/reply.hpp"
 #include "gateway/proxy/router.hpp"
+#include "gateway/proxy/traffic_policy.hpp"
 #include "gateway/proxy/worker.hpp"
 
 namespace sluice::proxy {
@@ -73,9 +75,17 @@ struct LogLine {
   std::string_view route = "none";
   std::string_view backend = "none";
   std::string_view endpoint = "-";
+  std::string user;  ///< hashed; empty before identification
+  std::string_view limit = "none";
+  std::string_view breaker = "off";
+  metrics::RouteMetrics* metrics = nullptr;
   ExchangeOutcome outcome;
 
-  void write(Worker& worker) const {
+  /// The request is over: counts it and writes its access log line.
+  void write(Worker& worker) const { write(worker, worker.services().clock.now()); }
+  void write(Worker& worker, core::TimePoint now) const {
+    const auto elapsed = now - started;
+    metrics->record(outcome.status, std::chrono::duration<double>(elapsed).count());
     auto& access = worker.services().access_log;
     if (!access.enabled()) {
       return;
@@ -91,7 +101,11 @@ struct LogLine {
     r.status = outcome.status;
     r.bytes_in = outcome.bytes_in;
     r.bytes_out = outcome.bytes_out;
-    const auto elapsed = worker.services().clock.now() - started;
+    if (!user.empty()) {
+      r.user = user;
+    }
+    r.limit = limit;
+    r.breaker = breaker;
     r.duration_ms = std::chrono::duration<double, std::milli>(elapsed).count();
     if (outcome.upstream_time) {
       r.upstream_ms = std::chrono::duration<double, std::milli>(*outcome.upstream_time).count();
@@ -164,6 +178,106 @@ net::awaitable<beast::error_code> read_head_within(beast::tcp_stream& down,
   co_return deadline.expired() ? beast::error_code(beast::error::timeout) : ec;
 }
 
+/// What the steps after routing share.
+struct Routed {
+  beast::tcp_stream& down;
+  beast::flat_buffer& buffer;
+  RequestParser& parser;
+  const config::HttpConfig& http_cfg;
+  LogLine& line;
+  ReplyOptions& options;
+  bool keep_wanted = false;
+  std::array<ExtraField, 2> extra;  ///< the rate-limit fields, when the route has a policy
+};
+
+/// Applies a limit decision: counts it, fills `fields` and the reply options with the
+/// rate-limit fields, and returns whether the request must be answered 429. Synchronous, so
+/// the common case (admitted by the memory store) costs no extra coroutine frame.
+bool judge(Services& svc, const RouteLimit& limit, const limiter::LimitDecision& decision,
+           Routed& r, RateLimitFields& fields) {
+  if (svc.store_ok != nullptr) {
+    svc.store_ok->Increment();
+  }
+  const limiter::Verdict verdict = count_decision(limit, decision);
+  r.line.limit = limit_label(verdict);
+  rate_limit_fields(limit, decision, fields);
+  r.extra = {{{"RateLimit-Policy", fields.policy()}, {"RateLimit", fields.state()}}};
+  r.options.fields = r.extra;
+  return limiter::rejects(verdict);
+}
+
+net::awaitable<Served> reply_limited(Worker& worker, const RouteLimit& limit,
+                                     const RateLimitFields& fields, Routed& r) {
+  const std::string body = limited_body(limit, fields.retry_after_s);
+  r.options.keep_alive = r.keep_wanted && discard_buffered_body(r.parser, r.buffer);
+  r.options.retry_after_s = static_cast<unsigned>(fields.retry_after_s);
+  r.options.body = body;
+  co_return co_await reply(worker, r.down, GatewayError::kRateLimited, r.options, r.http_cfg,
+                           r.line);
+}
+
+net::awaitable<Served> serve_routed(Worker& worker, const Snapshot& snapshot, const Route& route,
+                                    beast::tcp_stream& down, beast::flat_buffer& buffer,
+                                    RequestParser& parser, const tcp::endpoint& peer, LogLine& line,
+                                    ReplyOptions& options, bool keep_wanted) {
+  Services& svc = worker.services();
+  const config::HttpConfig& http_cfg = snapshot.config().http;
+  const Backend& backend = snapshot.backend(route.backend);
+  line.backend = backend.name();
+  auto& req = parser.get();
+  Routed r{down, buffer, parser, http_cfg, line, options, keep_wanted, {}};
+  std::string scratch;
+  std::string_view user;
+  if (route.rate_limit != nullptr || svc.access_log.enabled()) {  // else nobody needs the user
+    user = identify(req.base(), snapshot.config().identity, peer.address(),
+                    http_cfg.trusted_proxies, scratch);
+  }
+  if (svc.access_log.enabled()) {
+    line.user = user_label(svc.user_hash, user);
+  }
+  RateLimitFields fields;
+  if (route.rate_limit != nullptr) {
+    const RouteLimit& limit = *route.rate_limit;
+    std::optional<limiter::LimitDecision> decision = svc.shared.store.try_decide(limit.id, user);
+    if (!decision) {
+      const limiter::LimitDecision later =
+          co_await svc.shared.store.decide(limit.id, user, net::use_awaitable);
+      decision = later;
+    }
+    if (judge(svc, limit, *decision, r, fields)) {
+      co_return co_await reply_limited(worker, limit, fields, r);
+    }
+  }
+  line.breaker = backend.config().breaker.enabled ? "pass" : "off";
+  std::optional<breaker::Admission> admission = backend.breaker().try_admit(line.started);
+  if (!admission) {
+    backend.metrics().breaker_drops->Increment();
+    line.breaker = "dropped";
+    options.keep_alive = keep_wanted && discard_buffered_body(parser, buffer);
+    options.retry_after_s = 1;
+    options.body = backend.unavailable_body();
+    co_return co_await reply(worker, down, GatewayError::kBackendUnavailable, options, http_cfg,
+                             line);
+  }
+  ExchangeRequest xr = describe_exchange(req.base(), backend, http_cfg, line.request_id);
+  xr.keep_alive_wanted = keep_wanted;
+  xr.response_fields = options.fields;
+  if (route.strip_prefix) {
+    req.target(upstream_target(route, req.target()));
+  }
+  req.version(11);
+  prepare_upstream_request(req.base(), peer.address(),
+                           is_trusted(peer.address(), http_cfg.trusted_proxies));
+  line.outcome = co_await exchange(worker, xr, down, buffer, parser);
+  const core::TimePoint done = svc.clock.now();
+  record_upstream(backend, line.outcome, admission, done);
+  line.write(worker, done);
+  // Linger only when the client may still be sending (an unread body or pipelined requests):
+  // after a complete request, closing at once cannot reset our response.
+  const bool client_may_send = !parser.is_done() || buffer.size() > 0;
+  co_return Served{line.outcome.reusable, !line.outcome.reusable && client_may_send};
+}
+
 net::awaitable<Served> serve_request(Worker& worker, const ThreadView& view,
                                      beast::tcp_stream& down, beast::flat_buffer& buffer,
                                      const tcp::endpoint& peer, IoDeadline& head_deadline) {
@@ -171,6 +285,7 @@ net::awaitable<Served> serve_request(Worker& worker, const ThreadView& view,
   const config::HttpConfig& http_cfg = snapshot.config().http;
   LogLine line;
   line.started = worker.services().clock.now();
+  line.metrics = &snapshot.unrouted_metrics();
   RequestParser parser;
   apply_limits(parser, http_cfg);
   const beast::error_code ec =
@@ -207,23 +322,10 @@ net::awaitable<Served> serve_request(Worker& worker, const ThreadView& view,
                              options, http_cfg, line);
   }
   const Route& route = *match.route;
-  const Backend& backend = snapshot.backend(route.backend);
   line.route = route.name;
-  line.backend = backend.name();
-  ExchangeRequest xr = describe_exchange(req.base(), backend, http_cfg, line.request_id);
-  xr.keep_alive_wanted = keep_wanted;
-  if (route.strip_prefix) {
-    req.target(upstream_target(route, req.target()));
-  }
-  req.version(11);
-  prepare_upstream_request(req.base(), peer.address(),
-                           is_trusted(peer.address(), http_cfg.trusted_proxies));
-  line.outcome = co_await exchange(worker, xr, down, buffer, parser);
-  line.write(worker);
-  // Linger only when the client may still be sending (an unread body or pipelined requests):
-  // after a complete request, closing at once cannot reset our response.
-  const bool client_may_send = !parser.is_done() || buffer.size() > 0;
-  co_return Served{line.outcome.reusable, !line.outcome.reusable && client_may_send};
+  line.metrics = route.metrics;
+  co_return co_await serve_routed(worker, snapshot, route, down, buffer, parser, peer, line,
+                                  options, keep_wanted);
 }
 
 /// Half-closes, then reads and drops what the client still sends for a short while before

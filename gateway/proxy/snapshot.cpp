@@ -25,7 +25,9 @@ std::vector<UpstreamEndpoint> compile_endpoints(const std::vector<config::Endpoi
 }
 
 std::vector<Route> compile_routes(const config::Config& config,
-                                  const std::vector<std::unique_ptr<Backend>>& backends) {
+                                  const std::vector<std::unique_ptr<Backend>>& backends,
+                                  const std::vector<std::unique_ptr<RouteLimit>>& limits,
+                                  metrics::Metrics& metrics) {
   std::vector<Route> routes;
   routes.reserve(config.routes.size());
   for (const auto& r : config.routes) {
@@ -42,30 +44,89 @@ std::vector<Route> compile_routes(const config::Config& config,
     const auto it = std::find_if(backends.begin(), backends.end(),
                                  [&](const auto& b) { return b->name() == r.backend; });
     route.backend = static_cast<std::size_t>(it - backends.begin());
+    route.metrics = &metrics.route(r.name, r.backend);
+    if (r.limit) {
+      const auto limit = std::find_if(limits.begin(), limits.end(),
+                                      [&](const auto& l) { return l->name == *r.limit; });
+      route.rate_limit = limit->get();  // validation guarantees the policy exists
+    }
     routes.push_back(std::move(route));
   }
   return routes;
 }
 
-std::vector<std::unique_ptr<Backend>> compile_backends(const config::Config& config) {
+std::vector<std::unique_ptr<Backend>> compile_backends(const config::Config& config,
+                                                       SharedState& shared) {
   std::vector<std::unique_ptr<Backend>> backends;
   for (const auto& [name, backend] : config.backends) {
-    backends.push_back(std::make_unique<Backend>(name, backend));
+    backends.push_back(std::make_unique<Backend>(name, backend, shared));
   }
   return backends;
 }
 
+std::vector<std::unique_ptr<RouteLimit>> compile_limits(const config::Config& config,
+                                                        SharedState& shared) {
+  std::vector<std::unique_ptr<RouteLimit>> limits;
+  for (const auto& [name, policy] : config.limits) {
+    auto limit = std::make_unique<RouteLimit>();
+    limit->id = shared.store.apply(limiter_policy(config, name));
+    limit->name = name;
+    limit->mode = policy.mode == config::LimitMode::kShadow ? limiter::Mode::kShadow
+                                                            : limiter::Mode::kEnforce;
+    limit->window_s = whole_seconds_up(policy.window);
+    limit->quoted_name = structured_string(name);
+    limit->json_name = json_string(name);
+    limit->metrics = &shared.metrics.policy(name);
+    limits.push_back(std::move(limit));
+  }
+  return limits;
+}
+
 }  // namespace
 
-Backend::Backend(std::string name, const config::BackendConfig& config)
+breaker::BreakerParams breaker_params(const config::BreakerConfig& config) {
+  return {.enabled = config.enabled,
+          .k = config.k,
+          .protection = config.protection,
+          .window = config.window,
+          .buckets = config.buckets};
+}
+
+limiter::Policy limiter_policy(const config::Config& config, const std::string& name) {
+  const config::LimitPolicyConfig& c = config.limits.at(name);
+  limiter::Policy policy;
+  policy.name = name;
+  policy.requests = c.requests;
+  policy.window = c.window;
+  policy.buckets = c.buckets;
+  policy.mode =
+      c.mode == config::LimitMode::kShadow ? limiter::Mode::kShadow : limiter::Mode::kEnforce;
+  if (const auto it = config.overrides.find(name); it != config.overrides.end()) {
+    policy.overrides.insert(it->second.begin(), it->second.end());
+  }
+  return policy;
+}
+
+Backend::Backend(std::string name, const config::BackendConfig& config, SharedState& shared)
     : name_(std::move(name)),
       config_(config),
       endpoints_(compile_endpoints(config.endpoints)),
-      balancer_(config.balance, endpoints_.size()) {}
+      balancer_(config.balance, endpoints_.size()),
+      breaker_(shared.breakers.sync(name_, breaker_params(config.breaker))),
+      metrics_(&shared.metrics.backend(name_)),
+      unavailable_body_(R"({"error":"backend_unavailable","backend":)" + json_string(name_) + "}") {
+  for (const int status : config.breaker.failure_statuses) {
+    if (status >= 0 && static_cast<std::size_t>(status) < failures_.size()) {
+      failures_.set(static_cast<std::size_t>(status));
+    }
+  }
+}
 
-Snapshot::Snapshot(std::shared_ptr<const config::Config> config)
+Snapshot::Snapshot(std::shared_ptr<const config::Config> config, SharedState& shared)
     : config_(std::move(config)),
-      backends_(compile_backends(*config_)),
-      router_(compile_routes(*config_, backends_)) {}
+      backends_(compile_backends(*config_, shared)),
+      limits_(compile_limits(*config_, shared)),
+      router_(compile_routes(*config_, backends_, limits_, shared.metrics)),
+      unrouted_(&shared.metrics.route("none", "none")) {}
 
 }  // namespace sluice::proxy

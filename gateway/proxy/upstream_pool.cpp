@@ -55,6 +55,7 @@ void UpstreamPool::checkin(std::string_view endpoint, ConnectionPtr connection,
     return;
   }
   connection->stream.expires_never();
+  connection->mark_idle();
   if (connection->buffer.capacity() > kIdleBufferLimit) {
     connection->buffer.shrink_to_fit();  // after a large body: an idle connection keeps little
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gateway/core/clock.hpp"
+#include "gateway/metrics/metrics.hpp"
 #include "gateway/proxy/net.hpp"
 
 namespace sluice::proxy {
@@ -19,10 +20,45 @@ namespace sluice::proxy {
 /// One connection to an upstream endpoint with its read buffer (which outlives single reads).
 /// Always held by unique_ptr and never moved itself: moving a beast::tcp_stream allocates a new
 /// implementation object, and a pooled connection changes owner on every request.
+/// It also keeps `sluice_upstream_connections{backend, state}` true for as long as it lives:
+/// active while a request uses it, idle while pooled. The metrics outlive every connection.
 struct UpstreamConnection {
   explicit UpstreamConnection(net::io_context& ioc) : stream(ioc) {}
+  UpstreamConnection(const UpstreamConnection&) = delete;
+  UpstreamConnection& operator=(const UpstreamConnection&) = delete;
+  ~UpstreamConnection() { leave_state(); }
+
+  /// In use by a request to the backend of `metrics` (a new or a checked-out connection).
+  void mark_active(metrics::BackendMetrics& metrics) {
+    leave_state();
+    owner_ = &metrics;
+    idle_ = false;
+    owner_->active.fetch_add(1, std::memory_order_relaxed);
+  }
+  /// Back in the pool.
+  void mark_idle() {
+    auto* owner = owner_;
+    leave_state();
+    if (owner != nullptr) {
+      owner_ = owner;
+      idle_ = true;
+      owner_->idle.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
   beast::tcp_stream stream;
   beast::flat_buffer buffer;
+
+ private:
+  void leave_state() {
+    if (owner_ != nullptr) {
+      (idle_ ? owner_->idle : owner_->active).fetch_sub(1, std::memory_order_relaxed);
+      owner_ = nullptr;
+      idle_ = false;
+    }
+  }
+  metrics::BackendMetrics* owner_ = nullptr;
+  bool idle_ = false;
 };
 using ConnectionPtr = std::unique_ptr<UpstreamConnection>;
 

@@ -96,6 +96,7 @@ net::awaitable<void> Worker::accept_loop() {
     }
     beast::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
+    slot.accepted();
     net::co_spawn(ioc_, run_session(*this, std::move(socket), std::move(slot)),
                   [log](const std::exception_ptr& e) {
                     if (e) {

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/metrics/metrics.hpp"
+
+#include <prometheus/text_serializer.h>
+
+namespace sluice::metrics {
+namespace {
+
+constexpr std::array<std::string_view, kUpstreamOutcomes> kOutcomeNames{
+    "success", "failure", "timeout", "connect_error", "reset"};
+constexpr std::array<std::string_view, kLimitResults> kResultNames{"allowed", "limited",
+                                                                   "shadow_limited"};
+
+template <typename Builder>
+auto& build(Builder builder, const char* name, const char* help, prometheus::Registry& registry) {
+  return builder.Name(name).Help(help).Register(registry);
+}
+
+}  // namespace
+
+const prometheus::Histogram::BucketBoundaries& latency_buckets() {
+  static const prometheus::Histogram::BucketBoundaries kBuckets{
+      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+      0.1,    0.25,    0.5,    1,     2.5,    5,     10,   30,    60};
+  return kBuckets;
+}
+
+void RouteMetrics::record(unsigned status, double seconds) {
+  counter_for(status).Increment();
+  duration_.Observe(seconds);
+}
+
+prometheus::Counter& RouteMetrics::counter_for(unsigned status) {
+  if (status < 100 || status > 599) {
+    status = 499;
+  }
+  auto& slot = by_status_[status - 100];
+  if (auto* counter = slot.load(std::memory_order_acquire)) {
+    return *counter;
+  }
+  std::lock_guard lock(create_mutex_);
+  auto* counter =
+      &requests_.Add({{"route", route_}, {"backend", backend_}, {"code", std::to_string(status)}});
+  slot.store(counter, std::memory_order_release);
+  return *counter;
+}
+
+Metrics::Metrics(std::string_view version) : registry_(std::make_shared<prometheus::Registry>()) {
+  auto& r = *registry_;
+  using prometheus::BuildCounter;
+  using prometheus::BuildGauge;
+  using prometheus::BuildHistogram;
+  requests_ = &build(BuildCounter(), "sluice_requests_total",
+                     "Requests answered, by route, backend and status code.", r);
+  request_duration_ = &build(BuildHistogram(), "sluice_request_duration_seconds",
+                             "Time from the request head to the end of the response, by route.", r);
+  upstream_requests_ = &build(BuildCounter(), "sluice_upstream_requests_total",
+                              "Requests sent upstream, by backend and outcome.", r);
+  upstream_duration_ =
+      &build(BuildHistogram(), "sluice_upstream_duration_seconds",
+             "Time from sending a request upstream to its response head, by backend.", r);
+  ratelimit_requests_ = &build(BuildCounter(), "sluice_ratelimit_requests_total",
+                               "Rate-limit decisions, by policy and result.", r);
+  tracked_keys_ = &build(BuildGauge(), "sluice_ratelimit_tracked_keys",
+                         "User keys holding limiter state, by policy.", r);
+  breaker_drops_ = &build(BuildCounter(), "sluice_breaker_drops_total",
+                          "Requests the adaptive breaker dropped (answered 503), by backend.", r);
+  drop_probability_ = &build(BuildGauge(), "sluice_breaker_drop_probability",
+                             "The breaker's current drop probability, by backend.", r);
+  window_requests_ = &build(BuildGauge(), "sluice_breaker_window_requests",
+                            "Completed upstream requests in the breaker window, by backend.", r);
+  window_accepts_ = &build(BuildGauge(), "sluice_breaker_window_accepts",
+                           "Accepted upstream requests in the breaker window, by backend.", r);
+  downstream_ =
+      &build(BuildGauge(), "sluice_downstream_connections", "Open client connections.", r);
+  upstream_connections_ = &build(BuildGauge(), "sluice_upstream_connections",
+                                 "Open upstream connections, by backend and state.", r);
+  store_operations_ = &build(BuildCounter(), "sluice_store_operations_total",
+                             "Limit store operations, by store and result.", r);
+  store_fallback_ = &build(BuildGauge(), "sluice_store_fallback_active",
+                           "1 while the limit store's on_error fallback is in force.", r);
+  reloads_ =
+      &build(BuildCounter(), "sluice_config_reloads_total", "Configuration reloads, by result.", r);
+  admin_changes_ = &build(BuildCounter(), "sluice_admin_changes_total",
+                          "Accepted admin API changes, by resource.", r);
+  build(BuildGauge(), "sluice_build_info", "Build information; the value is always 1.", r)
+      .Add({{"version", std::string(version)}})
+      .Set(1);
+  downstream_->Add({});
+  reloads_->Add({{"result", "ok"}});
+  reloads_->Add({{"result", "error"}});
+}
+
+RouteMetrics& Metrics::route(std::string_view route, std::string_view backend) {
+  std::lock_guard lock(mutex_);
+  auto key = std::make_pair(std::string(route), std::string(backend));
+  auto& slot = routes_[key];
+  if (!slot) {
+    auto& duration = request_duration_->Add({{"route", key.first}}, latency_buckets());
+    slot = std::make_unique<RouteMetrics>(*requests_, duration, key.first, key.second);
+  }
+  return *slot;
+}
+
+BackendMetrics& Metrics::backend(std::string_view name) {
+  std::lock_guard lock(mutex_);
+  auto& slot = backends_[std::string(name)];
+  if (!slot) {
+    const std::string b(name);
+    slot = std::make_unique<BackendMetrics>();
+    for (std::size_t i = 0; i < kUpstreamOutcomes; ++i) {
+      slot->upstream[i] =
+          &upstream_requests_->Add({{"backend", b}, {"outcome", std::string(kOutcomeNames[i])}});
+    }
+    slot->upstream_duration = &upstream_duration_->Add({{"backend", b}}, latency_buckets());
+    slot->breaker_drops = &breaker_drops_->Add({{"backend", b}});
+    slot->drop_probability = &drop_probability_->Add({{"backend", b}});
+    slot->window_requests = &window_requests_->Add({{"backend", b}});
+    slot->window_accepts = &window_accepts_->Add({{"backend", b}});
+    slot->connections_active = &upstream_connections_->Add({{"backend", b}, {"state", "active"}});
+    slot->connections_idle = &upstream_connections_->Add({{"backend", b}, {"state", "idle"}});
+  }
+  return *slot;
+}
+
+PolicyMetrics& Metrics::policy(std::string_view name) {
+  std::lock_guard lock(mutex_);
+  auto& slot = policies_[std::string(name)];
+  if (!slot) {
+    const std::string p(name);
+    slot = std::make_unique<PolicyMetrics>();
+    for (std::size_t i = 0; i < kLimitResults; ++i) {
+      slot->results[i] =
+          &ratelimit_requests_->Add({{"policy", p}, {"result", std::string(kResultNames[i])}});
+    }
+    slot->tracked_keys = &tracked_keys_->Add({{"policy", p}});
+  }
+  return *slot;
+}
+
+prometheus::Counter& Metrics::store_operation(std::string_view store, std::string_view result) {
+  return store_operations_->Add({{"store", std::string(store)}, {"result", std::string(result)}});
+}
+
+prometheus::Gauge& Metrics::store_fallback(std::string_view store) {
+  return store_fallback_->Add({{"store", std::string(store)}});
+}
+
+void Metrics::count_reload(bool ok) {
+  reloads_->Add({{"result", ok ? "ok" : "error"}}).Increment();
+}
+
+void Metrics::count_admin_change(std::string_view resource) {
+  admin_changes_->Add({{"resource", std::string(resource)}}).Increment();
+}
+
+void Metrics::on_scrape(std::function<void()> hook) {
+  std::lock_guard lock(mutex_);
+  hooks_.push_back(std::move(hook));
+}
+
+std::string Metrics::scrape() {
+  std::vector<std::function<void()>> hooks;
+  {
+    std::lock_guard lock(mutex_);
+    hooks = hooks_;
+  }
+  for (const auto& hook : hooks) {  // unlocked: hooks may ask for labelled metrics
+    hook();
+  }
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [name, b] : backends_) {
+      b->connections_active->Set(static_cast<double>(b->active.load(std::memory_order_relaxed)));
+      b->connections_idle->Set(static_cast<double>(b->idle.load(std::memory_order_relaxed)));
+    }
+  }
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+}  // namespace sluice::metrics

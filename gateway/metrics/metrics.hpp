@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sluice::metrics {
+
+/// The `outcome` of an upstream request (`sluice_upstream_requests_total`).
+enum class UpstreamOutcome { kSuccess, kFailure, kTimeout, kConnectError, kReset };
+inline constexpr std::size_t kUpstreamOutcomes = 5;
+
+/// The `result` of a rate-limit decision (`sluice_ratelimit_requests_total`), in the order of
+/// limiter::Verdict.
+inline constexpr std::size_t kLimitResults = 3;
+
+/// The metrics of one (route, backend) pair: requests by status code and their latency.
+/// Thread-safe. Counters for a status code are created on first use and cached: after that a
+/// request costs one atomic load and the counter's own atomic add, with no label lookup.
+class RouteMetrics {
+ public:
+  RouteMetrics(prometheus::Family<prometheus::Counter>& requests, prometheus::Histogram& duration,
+               std::string route, std::string backend)
+      : requests_(requests),
+        duration_(duration),
+        route_(std::move(route)),
+        backend_(std::move(backend)) {}
+
+  /// Counts one request answered with `status` (100-599; anything else counts as 499, "client
+  /// closed request", nginx's code for a response never delivered) after `seconds`.
+  void record(unsigned status, double seconds);
+
+ private:
+  prometheus::Counter& counter_for(unsigned status);
+
+  prometheus::Family<prometheus::Counter>& requests_;
+  prometheus::Histogram& duration_;
+  const std::string route_;
+  const std::string backend_;
+  std::mutex create_mutex_;  // only for a status code's first request
+  std::array<std::atomic<prometheus::Counter*>, 500> by_status_{};  // index: status - 100
+};
+
+/// The metrics of one backend. Thread-safe; the references stay valid for the life of Metrics.
+struct BackendMetrics {
+  std::array<prometheus::Counter*, kUpstreamOutcomes> upstream{};
+  prometheus::Histogram* upstream_duration = nullptr;
+  prometheus::Counter* breaker_drops = nullptr;
+  prometheus::Gauge* drop_probability = nullptr;
+  prometheus::Gauge* window_requests = nullptr;
+  prometheus::Gauge* window_accepts = nullptr;
+  prometheus::Gauge* connections_active = nullptr;
+  prometheus::Gauge* connections_idle = nullptr;
+  /// Kept by the data path (plain atomic adds, cheaper than a gauge's compare-and-swap loop on
+  /// a double) and copied into the two gauges above at scrape time.
+  std::atomic<std::int64_t> active{0};
+  std::atomic<std::int64_t> idle{0};
+
+  void count(UpstreamOutcome outcome) { upstream[static_cast<std::size_t>(outcome)]->Increment(); }
+};
+
+/// The metrics of one rate-limit policy. Thread-safe.
+struct PolicyMetrics {
+  std::array<prometheus::Counter*, kLimitResults> results{};  ///< by limiter::Verdict
+  prometheus::Gauge* tracked_keys = nullptr;
+};
+
+/// Every metric of SPEC §6, on a prometheus-cpp registry served as text by the admin listener.
+/// Labelled objects are created once per name (route, backend, policy) when a config is
+/// compiled and handed out as stable references, so the data path never looks up a family by
+/// labels nor takes a registry-wide lock. Gauges that mirror state (breaker windows, tracked
+/// keys, connections) are set by the scrape hooks just before each scrape. Thread-safe; every
+/// reference returned lives as long as the Metrics.
+class Metrics {
+ public:
+  explicit Metrics(std::string_view version);
+
+  RouteMetrics& route(std::string_view route, std::string_view backend);
+  BackendMetrics& backend(std::string_view name);
+  PolicyMetrics& policy(std::string_view name);
+  /// `sluice_store_operations_total{store, result}` for result ok, error, timeout.
+  prometheus::Counter& store_operation(std::string_view store, std::string_view result);
+  prometheus::Gauge& store_fallback(std::string_view store);
+  prometheus::Gauge& downstream_connections() { return downstream_->Add({}); }
+  void count_reload(bool ok);
+  void count_admin_change(std::string_view resource);
+
+  /// Runs before every scrape (on the scraping thread), to refresh mirrored gauges.
+  void on_scrape(std::function<void()> hook);
+  /// The registry in the Prometheus text format 0.0.4.
+  [[nodiscard]] std::string scrape();
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>* requests_;
+  prometheus::Family<prometheus::Histogram>* request_duration_;
+  prometheus::Family<prometheus::Counter>* upstream_requests_;
+  prometheus::Family<prometheus::Histogram>* upstream_duration_;
+  prometheus::Family<prometheus::Counter>* ratelimit_requests_;
+  prometheus::Family<prometheus::Gauge>* tracked_keys_;
+  prometheus::Family<prometheus::Counter>* breaker_drops_;
+  prometheus::Family<prometheus::Gauge>* drop_probability_;
+  prometheus::Family<prometheus::Gauge>* window_requests_;
+  prometheus::Family<prometheus::Gauge>* window_accepts_;
+  prometheus::Family<prometheus::Gauge>* downstream_;
+  prometheus::Family<prometheus::Gauge>* upstream_connections_;
+  prometheus::Family<prometheus::Counter>* store_operations_;
+  prometheus::Family<prometheus::Gauge>* store_fallback_;
+  prometheus::Family<prometheus::Counter>* reloads_;
+  prometheus::Family<prometheus::Counter>* admin_changes_;
+
+  std::mutex mutex_;  // the maps below and the hooks; never on the data path
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<RouteMetrics>> routes_;
+  std::map<std::string, std::unique_ptr<BackendMetrics>, std::less<>> backends_;
+  std::map<std::string, std::unique_ptr<PolicyMetrics>, std::less<>> policies_;
+  std::vector<std::function<void()>> hooks_;
+};
+
+/// Histogram buckets for gateway latencies, in seconds: 100 µs to 60 s.
+[[nodiscard]] const prometheus::Histogram::BucketBoundaries& latency_buckets();
+
+}  // namespace sluice::metrics

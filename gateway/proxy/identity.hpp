@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+// Who a request is rate-limited as (SPEC §4 "User key", §4a X-Forwarded-For). Stateless
+// functions: thread-safe; they throw nothing but std::bad_alloc.
+#pragma once
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/beast/http/message.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "gateway/config/config.hpp"
+
+namespace sluice::proxy {
+
+namespace http = boost::beast::http;
+
+/// Who a request is rate-limited as (SPEC §4): the value of the first identity source that
+/// yields one, in config order:
+/// - {"header": NAME}: that header's value (first occurrence, surrounding whitespace trimmed;
+///   empty = no value);
+/// - {"bearer": true}: the token of `Authorization: Bearer TOKEN` (scheme case-insensitive,
+///   token trimmed; other schemes or an empty token = no value);
+/// - {"client_ip": true}: client_ip() as text (IPv4-mapped IPv6 shown as IPv4, as
+///   forwarded_address() does).
+/// If no source yields a value, falls back to the client IP, so omitting a credential never
+/// escapes a limit. Call it before the gateway appends the peer to X-Forwarded-For.
+/// The result views `req` or `scratch`: it is valid while both live unchanged. Allocation-free
+/// when a header or bearer source yields.
+[[nodiscard]] std::string_view identify(const http::request_header<>& req,
+                                        std::span<const config::IdentitySource> sources,
+                                        const boost::asio::ip::address& peer,
+                                        std::span<const config::Cidr> trusted,
+                                        std::string& scratch);
+
+/// The client address (SPEC §4a): the peer itself unless the peer is in `trusted`; then the
+/// rightmost X-Forwarded-For address that is not trusted (all X-Forwarded-For fields joined in
+/// order, comma-separated, entries trimmed). If every listed address is trusted, the leftmost
+/// one. An entry that is not a plain IP literal (a port, brackets, a zone id, an empty entry or
+/// field) stops the walk: the address of the hop that reported it (the entry to its right, or
+/// the peer) is used, so garbage can never become a key. Allocation-free for IPv4 entries.
+[[nodiscard]] boost::asio::ip::address client_ip(const http::request_header<>& req,
+                                                 const boost::asio::ip::address& peer,
+                                                 std::span<const config::Cidr> trusted);
+
+}  // namespace sluice::proxy

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/proxy/rate_limit_fields.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace sluice::proxy {
+
+std::uint64_t whole_seconds_up(core::Duration d) noexcept {
+  if (d <= core::Duration::zero()) {
+    return 0;
+  }
+  const auto s = std::chrono::ceil<std::chrono::seconds>(d);
+  return static_cast<std::uint64_t>(s.count());
+}
+
+std::string structured_string(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out.push_back('"');
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (c < 0x20 || c > 0x7e) {
+      out.push_back('?');
+    } else {
+      out.push_back(c);
+    }
+  }
+  out.push_back('"');
+  return out;
+}
+
+void rate_limit_fields(const RouteLimit& limit, const limiter::LimitDecision& decision,
+                       RateLimitFields& out) {
+  std::uint64_t t = 0;
+  if (decision.allowed) {
+    out.retry_after_s = 0;
+    t = whole_seconds_up(decision.reset);
+  } else {
+    out.retry_after_s = std::max<std::uint64_t>(1, whole_seconds_up(decision.retry_after));
+    t = out.retry_after_s;
+  }
+  out.policy_text.clear();
+  fmt::format_to(std::back_inserter(out.policy_text), "{};q={};w={}", limit.quoted_name,
+                 decision.limit, limit.window_s);
+  out.state_text.clear();
+  fmt::format_to(std::back_inserter(out.state_text), "{};r={};t={}", limit.quoted_name,
+                 decision.allowed ? decision.remaining : 0U, t);
+}
+
+std::string json_string(std::string_view s) {
+  return nlohmann::json(std::string(s))
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string limited_body(const RouteLimit& limit, std::uint64_t retry_after_s) {
+  return R"({"error":"rate_limited","policy":)" + limit.json_name + R"(,"retry_after_s":)" +
+         std::to_string(retry_after_s) + "}";
+}
+
+}  // namespace sluice::proxy

@@ -1,0 +1,641 @@
+// SPDX-License-Identifier: Apache-2.0
+// The admin listener's GET /metrics through the real binary (SPEC §5 and §6): every family with
+// its type and labels, counters that move by exactly what a known sequence of requests does,
+// the connection and reload series, and a real scrape that `promtool check metrics` accepts.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include "tests/integration/proxy/proxy_fixture.hpp"
+#include "tests/support/process.hpp"
+#include "tests/support/raw_peer.hpp"
+
+namespace sluice::testing {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+// ---- A Prometheus text format 0.0.4 parser, enough to look series up by their label set ----
+
+bool is_name_char(char c, bool first) {
+  const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
+  return alpha || (!first && c >= '0' && c <= '9');
+}
+
+/// `name{a="x",b="y"}` with the labels sorted by name (values escaped as in the format): what
+/// identifies one series whatever order the exposition printed its labels in.
+std::string series_key(std::string_view name, Labels labels) {
+  std::sort(labels.begin(), labels.end());
+  std::string key(name);
+  if (labels.empty()) {
+    return key;
+  }
+  key += '{';
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    key += i == 0 ? "" : ",";
+    key += labels[i].first + "=\"";
+    for (const char c : labels[i].second) {
+      key += c == '\n'                 ? std::string("\\n")
+             : (c == '"' || c == '\\') ? std::string{'\\', c}
+                                       : std::string(1, c);
+    }
+    key += '"';
+  }
+  key += '}';
+  return key;
+}
+
+/// One parsed scrape: every sample by series_key, and every `# TYPE`. The constructor throws
+/// std::runtime_error naming the first malformed line or duplicated series.
+class Scrape {
+ public:
+  struct Series {
+    std::string name;
+    Labels labels;  // sorted by name
+    double value = 0;
+  };
+
+  explicit Scrape(std::string_view text) {
+    std::size_t start = 0;
+    while (start < text.size()) {
+      const std::size_t end = std::min(text.find('\n', start), text.size());
+      const std::string_view line = text.substr(start, end - start);
+      start = end + 1;
+      if (line.empty()) {
+        continue;
+      }
+      if (line.starts_with("# TYPE ")) {
+        const std::string_view rest = line.substr(7);
+        const std::size_t space = rest.find(' ');
+        if (space == std::string_view::npos) {
+          throw std::runtime_error("bad TYPE line: " + std::string(line));
+        }
+        types_[std::string(rest.substr(0, space))] = std::string(rest.substr(space + 1));
+        continue;
+      }
+      if (line.front() == '#') {
+        continue;  // HELP and comments
+      }
+      Series s = parse_sample(line);
+      const std::string key = series_key(s.name, s.labels);
+      if (!values_.emplace(key, s.value).second) {
+        throw std::runtime_error("duplicate series " + key);
+      }
+      series_.push_back(std::move(s));
+    }
+  }
+
+  /// The series `name` with exactly the labels `labels` (any order); nullopt if absent.
+  [[nodiscard]] std::optional<double> find(std::string_view name, const Labels& labels) const {
+    const auto it = values_.find(series_key(name, labels));
+    return it == values_.end() ? std::nullopt : std::optional<double>(it->second);
+  }
+  /// The same, 0 when absent: a labelled counter exists only from its first increment.
+  [[nodiscard]] double value(std::string_view name, const Labels& labels = {}) const {
+    return find(name, labels).value_or(0.0);
+  }
+  /// The sum over every series `name` whose labels include all of `subset`.
+  [[nodiscard]] double sum(std::string_view name, const Labels& subset = {}) const {
+    double total = 0;
+    for (const Series& s : series_) {
+      const bool match = s.name == name && std::all_of(subset.begin(), subset.end(), [&](auto& l) {
+                           return std::find(s.labels.begin(), s.labels.end(), l) != s.labels.end();
+                         });
+      total += match ? s.value : 0;
+    }
+    return total;
+  }
+  /// The `# TYPE` of a family ("" if none).
+  [[nodiscard]] std::string type(const std::string& family) const {
+    const auto it = types_.find(family);
+    return it == types_.end() ? std::string() : it->second;
+  }
+  [[nodiscard]] const std::vector<Series>& series() const { return series_; }
+
+ private:
+  static Series parse_sample(std::string_view line) {
+    const auto bad = [&](const char* what) {
+      return std::runtime_error(std::string(what) + " in line: " + std::string(line));
+    };
+    Series s;
+    std::size_t pos = 0;
+    while (pos < line.size() && is_name_char(line[pos], pos == 0)) {
+      ++pos;
+    }
+    if (pos == 0) {
+      throw bad("no metric name");
+    }
+    s.name = std::string(line.substr(0, pos));
+    if (pos < line.size() && line[pos] == '{') {
+      ++pos;
+      while (pos < line.size() && line[pos] != '}') {
+        const std::size_t name_start = pos;
+        while (pos < line.size() && is_name_char(line[pos], pos == name_start) &&
+               line[pos] != ':') {
+          ++pos;
+        }
+        if (pos == name_start || pos + 1 >= line.size() || line[pos] != '=' ||
+            line[pos + 1] != '"') {
+          throw bad("bad label");
+        }
+        std::string label(line.substr(name_start, pos - name_start));
+        std::string value;
+        for (pos += 2; pos < line.size() && line[pos] != '"'; ++pos) {
+          if (line[pos] == '\\') {
+            const char escaped = pos + 1 < line.size() ? line[++pos] : '\0';
+            if (escaped != 'n' && escaped != '"' && escaped != '\\') {
+              throw bad("bad escape");
+            }
+            value += escaped == 'n' ? '\n' : escaped;
+          } else {
+            value += line[pos];
+          }
+        }
+        if (pos >= line.size()) {
+          throw bad("unterminated label value");
+        }
+        ++pos;  // the closing quote
+        if (pos < line.size() && line[pos] == ',') {
+          ++pos;
+        } else if (pos >= line.size() || line[pos] != '}') {
+          throw bad("expected , or }");
+        }
+        s.labels.emplace_back(std::move(label), std::move(value));
+      }
+      if (pos >= line.size()) {
+        throw bad("unterminated label set");
+      }
+      ++pos;  // '}'
+    }
+    if (pos >= line.size() || line[pos] != ' ') {
+      throw bad("no value");
+    }
+    const std::size_t value_start = line.find_first_not_of(' ', pos);
+    const std::size_t value_end = std::min(line.find(' ', value_start), line.size());
+    const std::string token(line.substr(value_start, value_end - value_start));
+    char* parsed_end = nullptr;
+    s.value = std::strtod(token.c_str(), &parsed_end);
+    if (token.empty() || *parsed_end != '\0') {
+      throw bad("bad value");
+    }
+    std::sort(s.labels.begin(), s.labels.end());
+    for (std::size_t i = 1; i < s.labels.size(); ++i) {
+      if (s.labels[i].first == s.labels[i - 1].first) {
+        throw bad("duplicate label");
+      }
+    }
+    return s;
+  }
+
+  std::vector<Series> series_;
+  std::map<std::string, double> values_;
+  std::map<std::string, std::string> types_;
+};
+
+// ---- Talking to the gateway ----
+
+/// GET /metrics on `admin` (a client of the admin listener), parsed.
+Scrape scrape(HttpClient& admin) {
+  const Response res = admin.get("/metrics");
+  if (res.result_int() != 200) {
+    throw std::runtime_error("GET /metrics: " + std::to_string(res.result_int()) + " " +
+                             res.body());
+  }
+  return Scrape(res.body());
+}
+
+/// Scrapes until `done(scrape)` holds or `timeout` passes; the last scrape either way. Metrics
+/// may be recorded just after the response went out, so the scrape right after the last
+/// response could miss it: poll instead.
+template <typename Done>
+Scrape scrape_until(HttpClient& admin, Done done, milliseconds timeout = kDefaultTimeout) {
+  const auto deadline = Clock::now() + timeout;
+  Scrape s = scrape(admin);
+  while (!done(s) && Clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(20));
+    s = scrape(admin);
+  }
+  return s;
+}
+
+/// The gateway's version, as `sluice --version` prints it ("sluice X" -> "X").
+std::string gateway_version() {
+  const ProcessResult r = run_process({SLUICE_BINARY, "--version"});
+  std::string out = r.out;
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) {
+    out.pop_back();
+  }
+  return out.starts_with("sluice ") ? out.substr(7) : out;
+}
+
+/// minimal_gateway_config with identity by X-API-Key (else the client IP), policy "p" of
+/// `limit` per minute, a 60 s breaker window (nothing leaves it during a test), and one route
+/// "api" (prefix /api, stripped, limited by "p"): anything else has no route.
+json metrics_config(const std::string& endpoint, int limit) {
+  json c = minimal_gateway_config({endpoint});
+  c["identity"] = json::array({json{{"header", "X-API-Key"}}, json{{"client_ip", true}}});
+  c["limits"] = {{"p", {{"requests", limit}, {"window_ms", 60000}, {"buckets", 60}}}};
+  c["backends"]["demo"]["breaker"] = {{"enabled", true}, {"window_ms", 60000}, {"buckets", 60}};
+  c["routes"] = json::array({{{"name", "api"},
+                              {"prefix", "/api"},
+                              {"backend", "demo"},
+                              {"strip_prefix", true},
+                              {"limit", "p"}}});
+  return c;
+}
+
+class MetricsTest : public ::testing::Test, protected ProxyFixtureBase {};
+
+TEST(MetricsParserTest, FindsSeriesByLabelSetWhateverTheOrderAndRejectsGarbage) {
+  const Scrape s(
+      "# HELP x_total Things.\n"
+      "# TYPE x_total counter\n"
+      "x_total{b=\"2\",a=\"1\"} 3\n"
+      "x_total{a=\"1\",b=\"3\",} 4 1700000000000\n"
+      "x_total{a=\"q\\\"uo\\\\te\\n\"} 5\n"
+      "# TYPE h histogram\n"
+      "h_bucket{le=\"+Inf\",route=\"r\"} 7\n"
+      "h_count{route=\"r\"} 7\n"
+      "h_sum{route=\"r\"} 1.5e-3\n"
+      "up 1\n"
+      "\n");
+  EXPECT_EQ(s.find("x_total", {{"a", "1"}, {"b", "2"}}), 3.0);
+  EXPECT_EQ(s.find("x_total", {{"b", "2"}, {"a", "1"}}), 3.0);
+  EXPECT_EQ(s.find("x_total", {{"a", "1"}, {"b", "3"}}), 4.0);
+  EXPECT_EQ(s.find("x_total", {{"a", "q\"uo\\te\n"}}), 5.0);
+  EXPECT_EQ(s.find("x_total", {{"a", "1"}}), std::nullopt);  // a label set is matched exactly
+  EXPECT_EQ(s.value("x_total", {{"a", "9"}}), 0.0);
+  EXPECT_EQ(s.sum("x_total", {{"a", "1"}}), 7.0);
+  EXPECT_EQ(s.sum("x_total"), 12.0);
+  EXPECT_EQ(s.find("h_bucket", {{"route", "r"}, {"le", "+Inf"}}), 7.0);
+  EXPECT_EQ(s.value("h_sum", {{"route", "r"}}), 0.0015);
+  EXPECT_EQ(s.value("up"), 1.0);
+  EXPECT_EQ(s.type("x_total"), "counter");
+  EXPECT_EQ(s.type("h"), "histogram");
+  EXPECT_EQ(s.series().size(), 7U);
+  EXPECT_THROW(Scrape("x{a=\"1\"} 1\nx{a=\"1\"} 2\n"), std::runtime_error);
+  EXPECT_THROW(Scrape("x{a=1} 1\n"), std::runtime_error);
+  EXPECT_THROW(Scrape("x{a=\"1\" 1\n"), std::runtime_error);
+  EXPECT_THROW(Scrape("x abc\n"), std::runtime_error);
+  EXPECT_THROW(Scrape("x\n"), std::runtime_error);
+}
+
+TEST_F(MetricsTest, ServesEveryFamilyWithItsTypeAsPrometheusText) {
+  const json c = metrics_config(backend.endpoint(), 10);
+  SluiceProcess gateway(c);
+  HttpClient client(gateway.proxy_port());
+  ASSERT_EQ(client.get("/api/ok").result_int(), 200);
+  // A reload too, so that every family has had a reason to show a sample.
+  const std::size_t mark = gateway.process().line_count();
+  gateway.rewrite_config(c);
+  gateway.reload();
+  ASSERT_TRUE(gateway.process().wait_for_line_after(mark, "reload ok"));
+  HttpClient admin(gateway.admin_port());
+  // The request's series appear just after its response went out: wait for them.
+  (void)scrape_until(admin,
+                     [](const Scrape& t) { return !t.type("sluice_requests_total").empty(); });
+  const Response res = admin.get("/metrics");
+  ASSERT_EQ(res.result_int(), 200);
+  EXPECT_TRUE(std::string(res[http::field::content_type]).starts_with("text/plain; version=0.0.4"))
+      << res[http::field::content_type];
+  const Scrape s(res.body());
+  const std::map<std::string, std::string> families = {
+      {"sluice_requests_total", "counter"},
+      {"sluice_request_duration_seconds", "histogram"},
+      {"sluice_upstream_requests_total", "counter"},
+      {"sluice_upstream_duration_seconds", "histogram"},
+      {"sluice_ratelimit_requests_total", "counter"},
+      {"sluice_ratelimit_tracked_keys", "gauge"},
+      {"sluice_breaker_drops_total", "counter"},
+      {"sluice_breaker_drop_probability", "gauge"},
+      {"sluice_breaker_window_requests", "gauge"},
+      {"sluice_breaker_window_accepts", "gauge"},
+      {"sluice_downstream_connections", "gauge"},
+      {"sluice_upstream_connections", "gauge"},
+      {"sluice_config_reloads_total", "counter"},
+      {"sluice_build_info", "gauge"},
+  };
+  for (const auto& [family, type] : families) {
+    EXPECT_EQ(s.type(family), type) << family;
+  }
+  // Every sample belongs to a family of SPEC §6 and carries exactly its labels.
+  const std::map<std::string, std::vector<std::string>> labels_of = {
+      {"sluice_requests_total", {"backend", "code", "route"}},
+      {"sluice_request_duration_seconds_bucket", {"le", "route"}},
+      {"sluice_request_duration_seconds_sum", {"route"}},
+      {"sluice_request_duration_seconds_count", {"route"}},
+      {"sluice_upstream_requests_total", {"backend", "outcome"}},
+      {"sluice_upstream_duration_seconds_bucket", {"backend", "le"}},
+      {"sluice_upstream_duration_seconds_sum", {"backend"}},
+      {"sluice_upstream_duration_seconds_count", {"backend"}},
+      {"sluice_ratelimit_requests_total", {"policy", "result"}},
+      {"sluice_ratelimit_tracked_keys", {"policy"}},
+      {"sluice_breaker_drops_total", {"backend"}},
+      {"sluice_breaker_drop_probability", {"backend"}},
+      {"sluice_breaker_window_requests", {"backend"}},
+      {"sluice_breaker_window_accepts", {"backend"}},
+      {"sluice_downstream_connections", {}},
+      {"sluice_upstream_connections", {"backend", "state"}},
+      {"sluice_store_operations_total", {"result", "store"}},
+      {"sluice_store_fallback_active", {"store"}},
+      {"sluice_config_reloads_total", {"result"}},
+      {"sluice_admin_changes_total", {"resource"}},
+      {"sluice_build_info", {"version"}},
+  };
+  for (const Scrape::Series& series : s.series()) {
+    if (!series.name.starts_with("sluice_")) {
+      continue;  // a library's own families, if any, are not ours to check
+    }
+    const auto it = labels_of.find(series.name);
+    ASSERT_NE(it, labels_of.end()) << "unexpected series " << series.name;
+    std::vector<std::string> names;
+    for (const auto& label : series.labels) {
+      names.push_back(label.first);
+    }
+    EXPECT_EQ(names, it->second) << series_key(series.name, series.labels);
+    for (const auto& [label, value] : series.labels) {
+      if (label == "outcome") {
+        EXPECT_TRUE(value == "success" || value == "failure" || value == "timeout" ||
+                    value == "connect_error" || value == "reset")
+            << value;
+      } else if (label == "result" && series.name == "sluice_ratelimit_requests_total") {
+        EXPECT_TRUE(value == "allowed" || value == "limited" || value == "shadow_limited") << value;
+      } else if (label == "state") {
+        EXPECT_TRUE(value == "active" || value == "idle") << value;
+      }
+    }
+  }
+  const std::string version = gateway_version();
+  ASSERT_FALSE(version.empty());
+  EXPECT_EQ(s.find("sluice_build_info", {{"version", version}}), 1.0);
+  EXPECT_EQ(s.sum("sluice_build_info"), 1.0);  // one version
+  EXPECT_TRUE(s.find("sluice_downstream_connections", {}).has_value());
+  for (const char* state : {"active", "idle"}) {
+    EXPECT_TRUE(s.find("sluice_upstream_connections", {{"backend", "demo"}, {"state", state}}))
+        << state;
+  }
+  EXPECT_TRUE(s.find("sluice_ratelimit_tracked_keys", {{"policy", "p"}}));
+  EXPECT_TRUE(s.find("sluice_breaker_drop_probability", {{"backend", "demo"}}));
+}
+
+TEST_F(MetricsTest, AKnownSequenceMovesEverySeriesByExactlyItsCount) {
+  SluiceProcess gateway(metrics_config(backend.endpoint(), 4));
+  HttpClient client(gateway.proxy_port());
+  HttpClient admin(gateway.admin_port());
+  const Scrape before = scrape(admin);
+  const Headers alice{{"X-API-Key", "alice"}};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(client.get("/api/ok", alice).result_int(), 200);
+  }
+  ASSERT_EQ(client.get("/api/status/500", alice).result_int(), 500);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(client.get("/api/ok", alice).result_int(), 429);  // alice's 5th and 6th
+  }
+  ASSERT_EQ(client.get("/api/ok", {{"X-API-Key", "bob"}}).result_int(), 200);
+  ASSERT_EQ(client.get("/nowhere").result_int(), 404);
+  // 8 requests: 5 sent upstream (4 successes, 1 failure), 2 limited, 1 without a route.
+
+  const auto total = [](const Scrape& s, const char* name) { return s.sum(name); };
+  const Scrape after = scrape_until(admin, [&](const Scrape& s) {
+    return total(s, "sluice_requests_total") - total(before, "sluice_requests_total") >= 8 &&
+           total(s, "sluice_request_duration_seconds_count") -
+                   total(before, "sluice_request_duration_seconds_count") >=
+               8 &&
+           total(s, "sluice_upstream_requests_total") -
+                   total(before, "sluice_upstream_requests_total") >=
+               5;
+  });
+  const auto delta = [&](const char* name, const Labels& labels) {
+    return after.value(name, labels) - before.value(name, labels);
+  };
+
+  // Requests by route, backend and code. A limited request's backend label is not pinned by
+  // the SPEC (it never reached one): count 429s on route "api" whatever their backend label.
+  EXPECT_EQ(
+      delta("sluice_requests_total", {{"route", "api"}, {"backend", "demo"}, {"code", "200"}}), 4);
+  EXPECT_EQ(
+      delta("sluice_requests_total", {{"route", "api"}, {"backend", "demo"}, {"code", "500"}}), 1);
+  EXPECT_EQ(after.sum("sluice_requests_total", {{"route", "api"}, {"code", "429"}}) -
+                before.sum("sluice_requests_total", {{"route", "api"}, {"code", "429"}}),
+            2);
+  EXPECT_EQ(
+      delta("sluice_requests_total", {{"route", "none"}, {"backend", "none"}, {"code", "404"}}), 1);
+  EXPECT_EQ(total(after, "sluice_requests_total") - total(before, "sluice_requests_total"), 8);
+
+  // Latency: one observation per request, on its route.
+  EXPECT_EQ(delta("sluice_request_duration_seconds_count", {{"route", "api"}}), 7);
+  EXPECT_EQ(delta("sluice_request_duration_seconds_bucket", {{"route", "api"}, {"le", "+Inf"}}), 7);
+  EXPECT_EQ(delta("sluice_request_duration_seconds_count", {{"route", "none"}}), 1);
+  EXPECT_GT(delta("sluice_request_duration_seconds_sum", {{"route", "api"}}), 0);
+  // Cumulative buckets never decrease with `le`.
+  std::vector<std::pair<double, double>> buckets;  // (le, count)
+  for (const Scrape::Series& series : after.series()) {
+    if (series.name == "sluice_request_duration_seconds_bucket" &&
+        std::find(series.labels.begin(), series.labels.end(),
+                  std::pair<std::string, std::string>("route", "api")) != series.labels.end()) {
+      const auto le = std::find_if(series.labels.begin(), series.labels.end(),
+                                   [](const auto& l) { return l.first == "le"; });
+      ASSERT_NE(le, series.labels.end());
+      buckets.emplace_back(std::strtod(le->second.c_str(), nullptr), series.value);
+    }
+  }
+  std::sort(buckets.begin(), buckets.end());
+  ASSERT_GE(buckets.size(), 2U);
+  for (std::size_t i = 1; i < buckets.size(); ++i) {
+    EXPECT_LE(buckets[i - 1].second, buckets[i].second) << "le=" << buckets[i].first;
+  }
+
+  // Upstream: only what was sent (429s and 404s never go upstream).
+  const auto outcome = [&](const char* o) {
+    return delta("sluice_upstream_requests_total", {{"backend", "demo"}, {"outcome", o}});
+  };
+  EXPECT_EQ(outcome("success"), 4);
+  EXPECT_EQ(outcome("failure"), 1);
+  EXPECT_EQ(outcome("timeout"), 0);
+  EXPECT_EQ(outcome("connect_error"), 0);
+  EXPECT_EQ(outcome("reset"), 0);
+  EXPECT_EQ(delta("sluice_upstream_duration_seconds_count", {{"backend", "demo"}}), 5);
+
+  // The limiter: 5 admitted (alice 4, bob 1), 2 limited, 2 keys tracked.
+  const auto result = [&](const char* r) {
+    return delta("sluice_ratelimit_requests_total", {{"policy", "p"}, {"result", r}});
+  };
+  EXPECT_EQ(result("allowed"), 5);
+  EXPECT_EQ(result("limited"), 2);
+  EXPECT_EQ(result("shadow_limited"), 0);
+  EXPECT_EQ(after.value("sluice_ratelimit_tracked_keys", {{"policy", "p"}}), 2);
+
+  // The breaker's window holds what was sent: 5 requests, 4 accepts; nothing dropped.
+  const Labels demo{{"backend", "demo"}};
+  EXPECT_EQ(after.value("sluice_breaker_window_requests", demo), 5);
+  EXPECT_EQ(after.value("sluice_breaker_window_accepts", demo), 4);
+  EXPECT_EQ(after.value("sluice_breaker_drop_probability", demo), 0);
+  EXPECT_EQ(delta("sluice_breaker_drops_total", demo), 0);
+}
+
+TEST_F(MetricsTest, UpstreamOutcomesAreCountedByKind) {
+  RawPeer refused(RawPeer::Mode::kRefuse);
+  RawPeer resetting(RawPeer::Mode::kResetAfterRequest);
+  RawPeer silent(RawPeer::Mode::kNeverAnswer);
+  config["backends"]["refused"] = {{"endpoints", {refused.endpoint()}}};
+  config["backends"]["resetting"] = {{"endpoints", {resetting.endpoint()}}};
+  config["backends"]["silent"] = {{"endpoints", {silent.endpoint()}}, {"timeout_ms", 200}};
+  config["routes"] = json::array({
+      {{"name", "refused"}, {"prefix", "/refused"}, {"backend", "refused"}},
+      {{"name", "resetting"}, {"prefix", "/resetting"}, {"backend", "resetting"}},
+      {{"name", "silent"}, {"prefix", "/silent"}, {"backend", "silent"}},
+  });
+  SluiceProcess gateway(config);
+  HttpClient client(gateway.proxy_port());
+  HttpClient admin(gateway.admin_port());
+  EXPECT_EQ(client.get("/refused").result_int(), 502);
+  EXPECT_EQ(client.get("/resetting").result_int(), 502);
+  EXPECT_EQ(client.get("/silent").result_int(), 504);
+  const auto count = [](const Scrape& s, const char* name, const char* outcome) {
+    return s.value("sluice_upstream_requests_total", {{"backend", name}, {"outcome", outcome}});
+  };
+  const Scrape s = scrape_until(
+      admin, [&](const Scrape& t) { return t.sum("sluice_upstream_requests_total") >= 3; });
+  EXPECT_EQ(count(s, "refused", "connect_error"), 1);
+  EXPECT_EQ(count(s, "resetting", "reset"), 1);
+  EXPECT_EQ(count(s, "silent", "timeout"), 1);
+  EXPECT_EQ(s.sum("sluice_upstream_requests_total"), 3);
+  // Each is a failure in its backend's breaker window (none is an accept).
+  for (const char* name : {"refused", "resetting", "silent"}) {
+    EXPECT_EQ(s.value("sluice_breaker_window_requests", {{"backend", name}}), 1) << name;
+    EXPECT_EQ(s.value("sluice_breaker_window_accepts", {{"backend", name}}), 0) << name;
+  }
+}
+
+TEST_F(MetricsTest, ConnectionGaugesFollowOpenConnections) {
+  config["threads"] = 1;
+  SluiceProcess gateway(config);
+  HttpClient admin(gateway.admin_port());
+  const auto downstream = [](const Scrape& s) { return s.value("sluice_downstream_connections"); };
+  const auto upstream = [](const Scrape& s, const char* state) {
+    return s.value("sluice_upstream_connections", {{"backend", "demo"}, {"state", state}});
+  };
+  // The admin connection is not a downstream (proxy) connection, but compare against a
+  // baseline anyway: what is asserted is how the gauge follows the clients.
+  const double base = downstream(scrape(admin));
+  {
+    HttpClient a(gateway.proxy_port());
+    HttpClient b(gateway.proxy_port());
+    HttpClient c(gateway.proxy_port());
+    for (HttpClient* client : {&a, &b, &c}) {
+      ASSERT_EQ(client->get("/ok").result_int(), 200);
+    }
+    Scrape s = scrape_until(admin, [&](const Scrape& t) { return downstream(t) == base + 3; });
+    EXPECT_EQ(downstream(s), base + 3);
+    // No request in flight: every upstream connection is idle in the pool.
+    s = scrape_until(admin, [&](const Scrape& t) { return upstream(t, "active") == 0; });
+    EXPECT_EQ(upstream(s, "active"), 0);
+    EXPECT_GE(upstream(s, "idle"), 1);
+
+    // One request in flight upstream: one active connection while it lasts.
+    a.send_raw("GET /slow/1500 HTTP/1.1\r\nHost: a\r\n\r\n");
+    s = scrape_until(
+        admin, [&](const Scrape& t) { return upstream(t, "active") == 1; }, milliseconds(1000));
+    EXPECT_EQ(upstream(s, "active"), 1);
+    const auto slow = a.read_response();
+    ASSERT_TRUE(slow);
+    EXPECT_EQ(slow->result_int(), 200);
+    s = scrape_until(admin, [&](const Scrape& t) { return upstream(t, "active") == 0; });
+    EXPECT_EQ(upstream(s, "active"), 0);
+    EXPECT_GE(upstream(s, "idle"), 1);
+
+    b.close();
+    c.close();
+    s = scrape_until(admin, [&](const Scrape& t) { return downstream(t) == base + 1; });
+    EXPECT_EQ(downstream(s), base + 1);
+  }
+  const Scrape s = scrape_until(admin, [&](const Scrape& t) { return downstream(t) == base; });
+  EXPECT_EQ(downstream(s), base);
+}
+
+TEST_F(MetricsTest, ConfigReloadsAreCountedByResult) {
+  SluiceProcess gateway(config);
+  HttpClient admin(gateway.admin_port());
+  const auto reloads = [](const Scrape& s, const char* result) {
+    return s.value("sluice_config_reloads_total", {{"result", result}});
+  };
+  const Scrape before = scrape(admin);
+
+  std::size_t mark = gateway.process().line_count();
+  gateway.rewrite_config(config);
+  gateway.reload();
+  ASSERT_TRUE(gateway.process().wait_for_line_after(mark, "reload ok"))
+      << gateway.process().output();
+  Scrape s = scrape_until(
+      admin, [&](const Scrape& t) { return reloads(t, "ok") >= reloads(before, "ok") + 1; });
+  EXPECT_EQ(reloads(s, "ok"), reloads(before, "ok") + 1);
+  EXPECT_EQ(reloads(s, "error"), reloads(before, "error"));
+
+  json broken = config;
+  broken["routes"][0]["backend"] = "missing";
+  mark = gateway.process().line_count();
+  gateway.rewrite_config(broken);
+  gateway.reload();
+  ASSERT_TRUE(gateway.process().wait_for_line_after(mark, "reload failed"))
+      << gateway.process().output();
+  s = scrape_until(
+      admin, [&](const Scrape& t) { return reloads(t, "error") >= reloads(before, "error") + 1; });
+  EXPECT_EQ(reloads(s, "error"), reloads(before, "error") + 1);
+  EXPECT_EQ(reloads(s, "ok"), reloads(before, "ok") + 1);
+}
+
+TEST_F(MetricsTest, PromtoolAcceptsARealScrape) {
+  const std::filesystem::path promtool = "/usr/bin/promtool";
+  if (!std::filesystem::exists(promtool)) {
+    GTEST_SKIP() << "promtool is not installed (Debian package `prometheus`, a test dependency "
+                    "per SPEC §1): the metrics lint did not run";
+  }
+  json c = metrics_config(backend.endpoint(), 2);
+  c["limits"]["quiet"] = {
+      {"requests", 1}, {"window_ms", 60000}, {"buckets", 60}, {"mode", "shadow"}};
+  c["routes"].push_back({{"name", "quiet"},
+                         {"prefix", "/quiet"},
+                         {"backend", "demo"},
+                         {"strip_prefix", true},
+                         {"limit", "quiet"}});
+  SluiceProcess gateway(c);
+  HttpClient client(gateway.proxy_port());
+  HttpClient admin(gateway.admin_port());
+  // Something in every family: successes, failures, limited, shadow-limited, no route.
+  for (const char* target : {"/api/ok", "/api/status/500", "/api/ok", "/nowhere", "/quiet/ok",
+                             "/quiet/ok", "/api/slow/5"}) {
+    client.get(target);
+  }
+  const Response res = admin.get("/metrics");
+  ASSERT_EQ(res.result_int(), 200);
+  ASSERT_NO_THROW(Scrape{res.body()});
+
+  char path[] = "/tmp/sluice-metrics-XXXXXX";
+  const int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  {
+    std::ofstream out(path, std::ios::trunc);
+    out << res.body();
+  }
+  ChildProcess check({"/bin/sh", "-c", "exec /usr/bin/promtool check metrics < \"$0\"", path});
+  const auto code = check.wait_exit(std::chrono::seconds(30));
+  std::filesystem::remove(path);
+  ASSERT_TRUE(code.has_value()) << "promtool did not finish within 30 s";
+  EXPECT_EQ(*code, 0) << check.output() << "\n--- scrape ---\n" << res.body();
+  EXPECT_EQ(check.output(), "") << "lint findings";
+}
+
+}  // namespace
+}  // namespace sluice::testing
