@@ -97,12 +97,12 @@ std::string scrape_until(const SluiceProcess& gateway, Done done,
 
 class BreakerTest : public ::testing::Test {
  protected:
-  DemoBackend failing;  // answers /status/500 with 500, /ok with 200
-  DemoBackend healthy;
+  DemoBackend failing_;  // answers /status/500 with 500, /ok with 200
+  DemoBackend healthy_;
 };
 
 TEST_F(BreakerTest, DropsAGrowingShareOfRequestsToAFailingBackend) {
-  SluiceProcess gateway(breaker_config(failing.endpoint(), healthy.endpoint()));
+  SluiceProcess gateway(breaker_config(failing_.endpoint(), healthy_.endpoint()));
   HttpClient client(gateway.proxy_port());
   // With at most `protection` requests in the window p is 0: the first six always pass.
   const int early = send_counting_drops(client, "/status/500", 6, 500);
@@ -135,7 +135,7 @@ TEST_F(BreakerTest, DropsAGrowingShareOfRequestsToAFailingBackend) {
 }
 
 TEST_F(BreakerTest, LeavesOtherBackendsAloneWhileOneIsFailing) {
-  SluiceProcess gateway(breaker_config(failing.endpoint(), healthy.endpoint()));
+  SluiceProcess gateway(breaker_config(failing_.endpoint(), healthy_.endpoint()));
   HttpClient client(gateway.proxy_port());
   HttpClient other(gateway.proxy_port());
   int drops = 0;
@@ -143,7 +143,7 @@ TEST_F(BreakerTest, LeavesOtherBackendsAloneWhileOneIsFailing) {
     drops += send_counting_drops(client, "/status/500", 10, 500);
     const Response res = other.get("/healthy/ok");
     ASSERT_EQ(res.result_int(), 200) << "round " << round << ": " << res.body();
-    EXPECT_EQ(res["X-Backend-Port"], std::to_string(healthy.port()));
+    EXPECT_EQ(res["X-Backend-Port"], std::to_string(healthy_.port()));
   }
   EXPECT_GE(drops, 1);  // the failing backend's breaker was open meanwhile
   const std::string text = scrape_until(gateway, [&](const std::string& t) {
@@ -157,7 +157,7 @@ TEST_F(BreakerTest, LeavesOtherBackendsAloneWhileOneIsFailing) {
 
 TEST_F(BreakerTest, AnswersADropAtOnceWithoutWaitingForTheBackend) {
   // A 10 s window, so the failures stay while slow requests pass.
-  SluiceProcess gateway(breaker_config(failing.endpoint(), healthy.endpoint(), true, 10000));
+  SluiceProcess gateway(breaker_config(failing_.endpoint(), healthy_.endpoint(), true, 10000));
   HttpClient client(gateway.proxy_port());
   ASSERT_GE(send_counting_drops(client, "/status/500", 200, 500), 1);
   // The breaker is per backend: a slow path on it is dropped just as well, and a drop does not
@@ -180,7 +180,7 @@ TEST_F(BreakerTest, AnswersADropAtOnceWithoutWaitingForTheBackend) {
 }
 
 TEST_F(BreakerTest, ClosesWithinAboutOneWindowOnceTheBackendHeals) {
-  SluiceProcess gateway(breaker_config(failing.endpoint(), healthy.endpoint()));
+  SluiceProcess gateway(breaker_config(failing_.endpoint(), healthy_.endpoint()));
   HttpClient client(gateway.proxy_port());
   ASSERT_GE(send_counting_drops(client, "/status/500", 200, 500), 1);
 
@@ -201,7 +201,7 @@ TEST_F(BreakerTest, ClosesWithinAboutOneWindowOnceTheBackendHeals) {
 }
 
 TEST_F(BreakerTest, DisabledBreakerNeverDropsButStillCountsFailures) {
-  SluiceProcess gateway(breaker_config(failing.endpoint(), healthy.endpoint(), false));
+  SluiceProcess gateway(breaker_config(failing_.endpoint(), healthy_.endpoint(), false));
   HttpClient client(gateway.proxy_port());
   EXPECT_EQ(send_counting_drops(client, "/status/500", 200, 500), 0);
   const Labels failure{{"backend", "demo"}, {"outcome", "failure"}};
@@ -215,7 +215,7 @@ TEST_F(BreakerTest, DisabledBreakerNeverDropsButStillCountsFailures) {
 
 TEST_F(BreakerTest, ConnectErrorsCountAsFailures) {
   RawPeer refused(RawPeer::Mode::kRefuse);
-  json config = breaker_config(refused.endpoint(), healthy.endpoint());
+  json config = breaker_config(refused.endpoint(), healthy_.endpoint());
   SluiceProcess gateway(config);
   HttpClient client(gateway.proxy_port());
   int drops = 0;
@@ -232,7 +232,7 @@ TEST_F(BreakerTest, ConnectErrorsCountAsFailures) {
 }
 
 TEST_F(BreakerTest, TheAccessLogShowsPassDroppedAndOff) {
-  json config = breaker_config(failing.endpoint(), healthy.endpoint());
+  json config = breaker_config(failing_.endpoint(), healthy_.endpoint());
   config["backends"]["healthy"]["breaker"] = breaker_params(false);
   SluiceProcess gateway(config);
   HttpClient client(gateway.proxy_port());
@@ -253,7 +253,7 @@ TEST_F(BreakerTest, TheAccessLogShowsPassDroppedAndOff) {
 
   const auto entry = [&](const std::string& id) {
     std::string line;
-    if (!gateway.process().wait_for_line("\"request_id\":\"" + id + "\"", kDefaultTimeout, &line)) {
+    if (!gateway.process().wait_for_line(R"("request_id":")" + id + "\"", kDefaultTimeout, &line)) {
       ADD_FAILURE() << "no access log line for " << id;
       return json::object();
     }

@@ -314,8 +314,7 @@ TEST_F(LimitsTest, ShadowModeNeverRejectsButShowsAndCountsTheExcess) {
   SluiceProcess gateway(limited_config(backend.endpoint(), policy(2, 60000, 60, "shadow")));
   HttpClient client(gateway.proxy_port());
   const Headers alice{{"X-API-Key", "alice"}};
-  const long long expected_r[] = {1, 0, 0, 0, 0};
-  for (const long long r : expected_r) {
+  for (const long long r : {1, 0, 0, 0, 0}) {
     const Response res = client.get("/ok", alice);
     ASSERT_EQ(res.result_int(), 200);
     EXPECT_EQ(res.count("X-Backend-Port"), 1U);  // proxied, not answered by the gateway
@@ -483,7 +482,7 @@ TEST_F(LimitsTest, TheAccessLogShowsTheLimitDecisionAndNeverTheRawCredential) {
 
   const auto entry = [&](const std::string& id) {
     std::string line;
-    if (!gateway.process().wait_for_line("\"request_id\":\"" + id + "\"", kDefaultTimeout, &line)) {
+    if (!gateway.process().wait_for_line(R"("request_id":")" + id + "\"", kDefaultTimeout, &line)) {
       ADD_FAILURE() << "no access log line for " << id << ":\n" << gateway.process().output();
       return json::object();
     }

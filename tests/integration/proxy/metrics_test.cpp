@@ -621,8 +621,8 @@ TEST_F(MetricsTest, PromtoolAcceptsARealScrape) {
   ASSERT_EQ(res.result_int(), 200);
   ASSERT_NO_THROW(Scrape{res.body()});
 
-  char path[] = "/tmp/sluice-metrics-XXXXXX";
-  const int fd = ::mkstemp(path);
+  std::string path = (std::filesystem::temp_directory_path() / "sluice-metrics-XXXXXX").string();
+  const int fd = ::mkstemp(path.data());
   ASSERT_GE(fd, 0);
   ::close(fd);
   {
