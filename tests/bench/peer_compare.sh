@@ -5,19 +5,28 @@
 # comparison (proxy)"). Absolute figures on a shared 2-core VM are noisy; the ratios between
 # targets measured in interleaved rounds of the same run are what to read.
 #
-# usage: tests/bench/peer_compare.sh [throughput] [pinned] [idle] [stream]   (default: all)
+# usage: tests/bench/peer_compare.sh [throughput] [pinned] [limits] [idle] [stream]
+#                                                                          (default: all five)
 #   throughput  wrk keep-alive load through every target, no CPU pinning, rounds interleaved
 #               (direct sluice-1 sluice-2 nginx-1 nginx-2 haproxy-1 haproxy-2, then again ...)
 #   pinned      the same for the 1-worker targets: proxy on cpu 0, wrk + backend on cpu 1
+#   limits      pinned like `pinned`, every request keyed by X-API-Key over LIMIT_KEYS keys
+#               (wrk -s peers/keys.lua, the same script for every target): sluice-1 (plain),
+#               sluice-limits (policy + breaker), nginx-limit_req, haproxy-stick-table; each
+#               limit is set far above the load, so it is evaluated on every request and never
+#               rejects (any 429 shows up as a non-2xx error)
 #   idle        RSS of sluice (and nginx) holding IDLE_CONNS idle keep-alive client connections
 #   stream      sluice's peak RSS growth while STREAM_BYTES stream down (/bytes) and up (/echo)
 #
 # Environment (defaults in brackets):
 #   ROUNDS [3]  DURATION [10s]  WARMUP [2s]  CONNECTIONS [64]  WRK_THREADS [1]  REQ_PATH [/ok]
-#   IDLE_CONNS [10000]  STREAM_BYTES [1073741824]
+#   IDLE_CONNS [10000]  STREAM_BYTES [1073741824]  LIMIT_KEYS [10000]
 #   BACKEND [auto]   nginx = nginx static (1 worker), demo = sluice-demo-backend --threads 1,
 #                    auto = nginx when installed, else demo (why: docs/benchmarks.md)
 #   BIN_DIR [build/bin]  OUT_DIR [build/bench/peers]
+#   TARGETS [all]    space-separated target names: the throughput, pinned and limits sections
+#                    measure only those of their targets (e.g. TARGETS="nginx-limit_req
+#                    haproxy-stick-table" limits)
 # Results: OUT_DIR/{raw.tsv,memory.tsv,meta.tsv,summary.json,summary.md}; logs, configs and
 # every wrk output in OUT_DIR/work/.
 set -euo pipefail
@@ -33,6 +42,11 @@ readonly WRK_THREADS=${WRK_THREADS:-1}
 readonly REQ_PATH=${REQ_PATH:-/ok}
 readonly IDLE_CONNS=${IDLE_CONNS:-10000}
 readonly STREAM_BYTES=${STREAM_BYTES:-1073741824}
+readonly LIMIT_KEYS=${LIMIT_KEYS:-10000}
+readonly TARGETS=${TARGETS:-}
+# nginx's limit_req for the `limits` section: a rate no run here can reach, far below the point
+# where nginx's fixed-point arithmetic overflows (peers/nginx-limits.conf.in explains both).
+readonly NGINX_LIMIT_RATE=10000000r/s
 BACKEND=${BACKEND:-auto}
 readonly BIN_DIR=${BIN_DIR:-$ROOT/build/bin}
 readonly OUT_DIR=${OUT_DIR:-$ROOT/build/bench/peers}
@@ -237,6 +251,7 @@ sample_rss() {
 
 HAVE_NGINX=0
 HAVE_HAPROXY=0
+SKIP_REASON=
 
 # service_running NAME: the distro's own daemon of that name runs (pid file of its package).
 service_running() {
@@ -342,7 +357,7 @@ versions() {
 # Servers. Each start_* sets TARGET_PORT[name] and TARGET_PID[name] (the process to measure),
 # or returns 1 after explaining why it could not start.
 
-declare -A TARGET_PORT=() TARGET_PID=() TARGET_DEAD=()
+declare -A TARGET_PORT=() TARGET_PID=() TARGET_DEAD=() TARGET_ADMIN=() TARGET_SOCKET=()
 BACKEND_PORT=
 BACKEND_PID=
 
@@ -372,10 +387,11 @@ start_backend() {
   log "backend ($kind${cpus:+, cpu $cpus}) on port $BACKEND_PORT"
 }
 
-# start_sluice NAME THREADS CPUS [TIMEOUT_MS]
+# start_sluice NAME THREADS CPUS [TIMEOUT_MS] [TEMPLATE]   (TEMPLATE: sluice.json.in)
 start_sluice() {
-  local name=$1 threads=$2 cpus=$3 timeout_ms=${4:-30000} config=$LOGDIR/$1.json
-  render "$PEERS_DIR/sluice.json.in" "$config" "THREADS=$threads" "BACKEND_PORT=$BACKEND_PORT" \
+  local name=$1 threads=$2 cpus=$3 timeout_ms=${4:-30000} template=${5:-sluice.json.in}
+  local config=$LOGDIR/$1.json
+  render "$PEERS_DIR/$template" "$config" "THREADS=$threads" "BACKEND_PORT=$BACKEND_PORT" \
     "MAX_CONNECTIONS=$((IDLE_CONNS + 10000))" "MAX_BODY_BYTES=$((2 * STREAM_BYTES))" \
     "TIMEOUT_MS=$timeout_ms"
   if ! "$SLUICE_BIN" --check --config "$config" >"$LOGDIR/$name.check.log" 2>&1; then
@@ -391,6 +407,7 @@ start_sluice() {
   wait_for_http "$name" "$SPAWNED_PID" "$port" || return 1
   TARGET_PORT[$name]=$port
   TARGET_PID[$name]=$SPAWNED_PID
+  TARGET_ADMIN[$name]=$(sed -nE 's/.* admin=[^ ]*:([0-9]+).*/\1/p' <<<"$READY_LINE")
 }
 
 # nginx_user_directive: a root master would run its workers as "nobody", who cannot write to
@@ -399,14 +416,17 @@ nginx_user_directive() {
   if [[ $(id -u) -eq 0 ]]; then echo "user $(id -un) $(id -gn);"; fi
 }
 
-# start_nginx NAME WORKERS CPUS
+# start_nginx NAME WORKERS CPUS [TEMPLATE]   (TEMPLATE: nginx-proxy.conf.in)
 start_nginx() {
-  local name=$1 workers=$2 cpus=$3 dir=$LOGDIR/$1 port
+  local name=$1 workers=$2 cpus=$3 template=${4:-nginx-proxy.conf.in} dir=$LOGDIR/$1 port
   port=$(free_port)
   mkdir -p "$dir"
-  render "$PEERS_DIR/nginx-proxy.conf.in" "$dir/nginx.conf" "DIR=$dir" "PORT=$port" \
+  # RATE and BURST are used by nginx-limits.conf.in only: a key's requests within one event-loop
+  # pass (at most CONNECTIONS) must fit in the burst.
+  render "$PEERS_DIR/$template" "$dir/nginx.conf" "DIR=$dir" "PORT=$port" \
     "WORKERS=$workers" "BACKEND_PORT=$BACKEND_PORT" "FD_LIMIT=$FD_LIMIT" \
-    "WORKER_CONNECTIONS=$((FD_LIMIT - 64))" "USER_DIRECTIVE=$(nginx_user_directive)"
+    "WORKER_CONNECTIONS=$((FD_LIMIT - 64))" "USER_DIRECTIVE=$(nginx_user_directive)" \
+    "RATE=$NGINX_LIMIT_RATE" "BURST=$((10 * CONNECTIONS))"
   if ! nginx -t -q -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" >"$LOGDIR/$name.check.log" 2>&1; then
     warn "nginx rejects $dir/nginx.conf:"
     sed 's/^/    | /' "$LOGDIR/$name.check.log" >&2
@@ -419,13 +439,17 @@ start_nginx() {
   TARGET_PID[$name]=$SPAWNED_PID # the master: cpu_ticks/rss_kb add its workers
 }
 
-# start_haproxy NAME THREADS CPUS
+# start_haproxy NAME THREADS CPUS [TEMPLATE]   (TEMPLATE: haproxy.cfg.in)
 start_haproxy() {
-  local name=$1 threads=$2 cpus=$3 config=$LOGDIR/$1.cfg port
+  local name=$1 threads=$2 cpus=$3 template=${4:-haproxy.cfg.in} config=$LOGDIR/$1.cfg port
+  local socket=$LOGDIR/$1.sock
   port=$(free_port)
-  # Two descriptors per proxied connection, some to spare.
-  render "$PEERS_DIR/haproxy.cfg.in" "$config" "THREADS=$threads" "PORT=$port" \
-    "BACKEND_PORT=$BACKEND_PORT" "MAXCONN=$(((FD_LIMIT - 256) / 2))"
+  # A unix socket path has room for 107 bytes.
+  ((${#socket} < 100)) || socket=/tmp/peer-compare-$$-$1.sock
+  rm -f "$socket"
+  # Two descriptors per proxied connection, some to spare. SOCKET: haproxy-limits.cfg.in only.
+  render "$PEERS_DIR/$template" "$config" "THREADS=$threads" "PORT=$port" \
+    "BACKEND_PORT=$BACKEND_PORT" "MAXCONN=$(((FD_LIMIT - 256) / 2))" "SOCKET=$socket"
   if ! haproxy -c -q -f "$config" >"$LOGDIR/$name.check.log" 2>&1; then
     warn "haproxy rejects $config:"
     sed 's/^/    | /' "$LOGDIR/$name.check.log" >&2
@@ -436,16 +460,41 @@ start_haproxy() {
   wait_for_http "$name" "$SPAWNED_PID" "$port" || return 1
   TARGET_PORT[$name]=$port
   TARGET_PID[$name]=$SPAWNED_PID
+  TARGET_SOCKET[$name]=$socket
 }
 
-# start_target NAME CPUS: dispatches on the name (sluice-N, nginx-N, haproxy-N, direct).
+# start_target NAME CPUS: dispatches on the name (sluice-N, nginx-N, haproxy-N, direct, and the
+# 1-worker limit targets of the `limits` section). On failure SKIP_REASON says why.
 start_target() {
   local name=$1 cpus=$2 workers=${1##*-}
+  SKIP_REASON="did not start (see the warnings above; its config and logs are in $LOGDIR)"
   case $name in
     direct) return 0 ;;
+    sluice-limits) start_sluice "$name" 1 "$cpus" 30000 sluice-limits.json.in ;;
     sluice-*) start_sluice "$name" "$workers" "$cpus" ;;
-    nginx-*) ((HAVE_NGINX)) && start_nginx "$name" "$workers" "$cpus" ;;
-    haproxy-*) ((HAVE_HAPROXY)) && start_haproxy "$name" "$workers" "$cpus" ;;
+    nginx-*)
+      ((HAVE_NGINX)) || {
+        SKIP_REASON="nginx is not installed"
+        return 1
+      }
+      if [[ $name == nginx-limit_req ]]; then
+        start_nginx "$name" 1 "$cpus" nginx-limits.conf.in
+      else
+        start_nginx "$name" "$workers" "$cpus"
+      fi
+      ;;
+    haproxy-*)
+      ((HAVE_HAPROXY)) || {
+        SKIP_REASON="haproxy is not installed"
+        return 1
+      }
+      if [[ $name == haproxy-stick-table ]]; then
+        start_haproxy "$name" 1 "$cpus" haproxy-limits.cfg.in
+      else
+        start_haproxy "$name" "$workers" "$cpus"
+      fi
+      ;;
+    *) die "unknown target $name" ;;
   esac
 }
 
@@ -477,6 +526,17 @@ wrk_parse() {
 }
 
 WRK_PIN=()
+WRK_SCRIPT=() # wrk -s SCRIPT: set for every target of a section alike (keys.lua for `limits`)
+WRK_SCRIPT_ARGS=() # after the URL: `-- ARGS...` for the script
+
+# wrk_run DURATION TARGET [wrk options...]: wrk against TARGET with this section's pinning and
+# script.
+wrk_run() {
+  local duration=$1 target=$2
+  shift 2
+  "${WRK_PIN[@]}" wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"$duration" "${WRK_SCRIPT[@]}" "$@" \
+    "http://127.0.0.1:${TARGET_PORT[$target]}$REQ_PATH" "${WRK_SCRIPT_ARGS[@]}"
+}
 
 # measure VARIANT TARGET ROUND: one wrk run, one line in raw.tsv.
 measure() {
@@ -485,8 +545,7 @@ measure() {
   out=$LOGDIR/wrk-$target-$round.txt
   cpu0=$(cpu_ticks "$pid")
   be0=$(cpu_ticks "$BACKEND_PID")
-  "${WRK_PIN[@]}" wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency \
-    "http://127.0.0.1:${TARGET_PORT[$target]}$REQ_PATH" >"$out" 2>&1 || warn "wrk exited non-zero for $target (see $out)"
+  wrk_run "$DURATION" "$target" --latency >"$out" 2>&1 || warn "wrk exited non-zero for $target (see $out)"
   cpu1=$(cpu_ticks "$pid")
   be1=$(cpu_ticks "$BACKEND_PID")
   read -r rps p50 p99 requests non2xx sock < <(wrk_parse "$out")
@@ -508,38 +567,138 @@ measure() {
     warn "$target died during the run; its remaining rounds are skipped. Its log:"
     show_log "$target"
     TARGET_DEAD[$target]=1
+    meta "$variant.died.$target" "in round $round (log: $LOGDIR/$target.log)"
   fi
+}
+
+# pinning_available: cpus 0 and 1 exist for this process and taskset may bind to them.
+pinning_available() {
+  (($(nproc) >= 2)) && taskset -c 0 true 2>/dev/null && taskset -c 1 true 2>/dev/null
+}
+
+# ---------------------------------------------------------------------------------------------
+# Checks for the `limits` section: is the limit in each target's request path, and does the
+# wrk script spread the load over LIMIT_KEYS keys? The answers go to meta.tsv and the summary.
+
+# limit_header_check NAME: sluice answers admitted requests with RateLimit-Policy (SPEC §4) only
+# when the route's policy ran; a build without limits in the data path accepts the config but
+# sends none, and its figures would be those of the plain path.
+limit_header_check() {
+  local name=$1 headers
+  headers=$(curl -sS -D - -o /dev/null --max-time 2 -H 'X-API-Key: peer-compare-check' \
+    "http://127.0.0.1:${TARGET_PORT[$name]}$REQ_PATH" 2>&1) || true
+  local policy
+  policy=$(grep -i -m1 '^ratelimit-policy:' <<<"$headers" | cut -d' ' -f2- | tr -d '\r') || true
+  if [[ -n $policy ]]; then
+    meta "limits.check.$name" "limit in the request path (RateLimit-Policy: $policy)"
+  else
+    warn "$name answers without a RateLimit-Policy header: this build does not run the limit" \
+      "on requests, so its figures are the plain path's. Response headers:"
+    tr -d '\r' <<<"$headers" | sed 's/^/    | /' >&2
+    meta "limits.check.$name" \
+      "NO RateLimit-Policy header: limit not in the request path, figures = plain path"
+  fi
+}
+
+# tracked_keys NAME: how many keys NAME's limiter holds now, or why that cannot be read.
+tracked_keys() {
+  local name=$1
+  case $name in
+    sluice-limits)
+      local port=${TARGET_ADMIN[$name]:-} metrics
+      [[ -n $port ]] || {
+        echo "n/a (no admin port in the ready line)"
+        return 0
+      }
+      metrics=$(curl -fsS --max-time 2 "http://127.0.0.1:$port/metrics" 2>/dev/null) || {
+        echo "n/a (GET /metrics failed)"
+        return 0
+      }
+      awk '/^sluice_ratelimit_tracked_keys\{/ && /policy="bench"/ { print $NF; found = 1 }
+           END { if (!found) print "n/a (no sluice_ratelimit_tracked_keys{policy=\"bench\"})" }' <<<"$metrics"
+      ;;
+    haproxy-stick-table)
+      python3 - "${TARGET_SOCKET[$name]}" <<'PY' 2>/dev/null || echo "n/a (stats socket unreadable)"
+import re, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(2)
+s.connect(sys.argv[1])
+s.sendall(b"show table proxy\n")
+data = b""
+while chunk := s.recv(65536):
+    data += chunk
+m = re.search(rb"used:(\d+)", data)
+print(m.group(1).decode() if m else "n/a (no table in the answer)")
+PY
+      ;;
+    nginx-limit_req) echo "n/a (open-source nginx does not expose its limit_req zones)" ;;
+    *) echo "n/a (no limit)" ;;
+  esac
 }
 
 # throughput_phase VARIANT: starts the backend and every target, warms each up, then measures
 # ROUNDS interleaved rounds (A B C ... A B C ...), so slow drifts in machine load (the other
 # tenant's compile, thermal state) spread over all targets instead of biasing one.
+# VARIANT is shared (section throughput), pinned or limits.
 throughput_phase() {
   local variant=$1 proxy_cpus="" other_cpus="" targets round t started=()
-  if [[ $variant == pinned ]]; then
-    proxy_cpus=0 other_cpus=1
-    targets=(direct sluice-1 nginx-1 haproxy-1)
-    log "=== PINNED: proxies on cpu 0; wrk and the backend on cpu 1 (1-worker configs only) ==="
-  else
-    targets=(direct sluice-1 sluice-2 nginx-1 nginx-2 haproxy-1 haproxy-2)
-    log "=== throughput, no pinning: wrk, backend and proxy share the machine's cores ==="
+  WRK_SCRIPT=() WRK_SCRIPT_ARGS=()
+  case $variant in
+    pinned)
+      proxy_cpus=0 other_cpus=1
+      targets=(direct sluice-1 nginx-1 haproxy-1)
+      log "=== PINNED: proxies on cpu 0; wrk and the backend on cpu 1 (1-worker configs only) ==="
+      ;;
+    limits)
+      proxy_cpus=0 other_cpus=1
+      targets=(sluice-1 sluice-limits nginx-limit_req haproxy-stick-table)
+      WRK_SCRIPT=(-s "$PEERS_DIR/keys.lua") WRK_SCRIPT_ARGS=(-- "$LIMIT_KEYS")
+      log "=== LIMITS: a per-key limit on every request, X-API-Key over $LIMIT_KEYS keys; pinned" \
+        "like PINNED ==="
+      meta limit_keys "$LIMIT_KEYS"
+      ;;
+    *)
+      targets=(direct sluice-1 sluice-2 nginx-1 nginx-2 haproxy-1 haproxy-2)
+      log "=== throughput, no pinning: wrk, backend and proxy share the machine's cores ==="
+      ;;
+  esac
+  if [[ -n $proxy_cpus ]]; then
+    if pinning_available; then
+      meta "$variant.pinning" "proxy on cpu $proxy_cpus; wrk and the backend on cpu $other_cpus"
+    else
+      warn "cannot pin to cpus 0 and 1 ($(nproc) usable): running $variant unpinned"
+      meta "$variant.pinning" "UNAVAILABLE ($(nproc) usable cpus): nothing pinned"
+      proxy_cpus="" other_cpus=""
+    fi
   fi
   enter_phase "$variant"
   pin_cmd "$other_cpus"
   WRK_PIN=("${PIN[@]}")
   start_backend backend "$other_cpus"
   for t in "${targets[@]}"; do
+    if [[ -n $TARGETS && " $TARGETS " != *" $t "* ]]; then
+      meta "$variant.skipped.$t" "not in TARGETS"
+      continue
+    fi
     if start_target "$t" "$proxy_cpus"; then
       started+=("$t")
     else
-      warn "skipping $t"
+      warn "skipping $t: $SKIP_REASON"
+      meta "$variant.skipped.$t" "$SKIP_REASON"
     fi
   done
   TARGET_DEAD=()
   for t in "${started[@]}"; do
+    [[ $t != sluice-limits ]] || limit_header_check "$t"
     log "warm-up $t ($WARMUP)"
-    "${WRK_PIN[@]}" wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"$WARMUP" \
-      "http://127.0.0.1:${TARGET_PORT[$t]}$REQ_PATH" >"$LOGDIR/warmup-$t.txt" 2>&1 || true
+    wrk_run "$WARMUP" "$t" >"$LOGDIR/warmup-$t.txt" 2>&1 ||
+      warn "wrk exited non-zero warming up $t (see $LOGDIR/warmup-$t.txt)"
+    if [[ $variant == limits && $t != sluice-1 ]]; then
+      local keys
+      keys=$(tracked_keys "$t")
+      log "$t: keys tracked after the warm-up: $keys"
+      meta "limits.keys.$t" "$keys"
+    fi
   done
   for ((round = 1; round <= ROUNDS; round++)); do
     for t in "${started[@]}"; do
@@ -669,13 +828,14 @@ stream_phase() {
 
 main() {
   local sections=("$@") s
-  ((${#sections[@]} > 0)) || sections=(throughput pinned idle stream)
+  ((${#sections[@]} > 0)) || sections=(throughput pinned limits idle stream)
   for s in "${sections[@]}"; do
     case $s in
-      throughput | pinned | idle | stream) ;;
-      *) die "unknown section '$s' (throughput, pinned, idle, stream)" ;;
+      throughput | pinned | limits | idle | stream) ;;
+      *) die "unknown section '$s' (throughput, pinned, limits, idle, stream)" ;;
     esac
   done
+  [[ $LIMIT_KEYS =~ ^[1-9][0-9]*$ ]] || die "LIMIT_KEYS must be a positive integer"
   [[ $BACKEND =~ ^(auto|demo|nginx)$ ]] || die "BACKEND must be auto, demo or nginx"
   mkdir -p "$OUT_DIR"
   # Clear the previous run's work directory, but only one this script made (OUT_DIR is free).
@@ -710,6 +870,7 @@ main() {
     case $s in
       throughput) throughput_phase shared ;;
       pinned) throughput_phase pinned ;;
+      limits) throughput_phase limits ;;
       idle) idle_phase ;;
       stream) stream_phase ;;
     esac

@@ -6,7 +6,9 @@ Inputs in OUT_DIR (tab-separated, with a header line):
   raw.tsv     one line per wrk run: variant target round rps p50_us p99_us requests
               cpu_us_per_req backend_cpu_us_per_req non2xx socket_errors
   memory.tsv  test target metric value   (idle connections and streaming results)
-  meta.tsv    key value                  (date, load, versions, settings)
+  meta.tsv    key value                  (date, load, versions, settings; and per section
+              SECTION.skipped.TARGET, SECTION.died.TARGET, SECTION.pinning, and for `limits`
+              limits.check.TARGET and limits.keys.TARGET, shown beside the tables)
 Prints the Markdown tables (also written to summary.md).
 """
 
@@ -24,11 +26,23 @@ LABELS = {
     "nginx-2": "nginx 2 workers",
     "haproxy-1": "haproxy nbthread 1",
     "haproxy-2": "haproxy nbthread 2",
+    "sluice-limits": "sluice threads=1, limit policy + breaker",
+    "nginx-limit_req": "nginx 1 worker, limit_req",
+    "haproxy-stick-table": "haproxy nbthread 1, stick table + deny rule",
 }
 VARIANTS = {
     "shared": "no pinning: wrk, backend and proxy share both cores",
     "pinned": "PINNED: proxy on cpu 0 (taskset -c 0), wrk + backend on cpu 1",
+    "limits": "LIMITS: a per-key limit on every request (X-API-Key over {keys} keys), "
+              "pinned like PINNED",
 }
+# The `limits` section: sluice with its limit against sluice without, and against the peers'
+# own per-key limiters. Targets from the proxy issue's limits work.
+LIMITS_PLAIN, LIMITS_OURS = "sluice-1", "sluice-limits"
+LIMITS_PEERS = ("nginx-limit_req", "haproxy-stick-table")
+LIMITS_MAX_RPS_OVERHEAD_PCT = 5.0
+LIMITS_MAX_P99_DELTA_US = 100.0
+LIMITS_MIN_PEER_RATIO = 1.0
 METRICS = ("rps", "p50_us", "p99_us", "cpu_us_per_req", "backend_cpu_us_per_req")
 
 
@@ -67,6 +81,107 @@ def summarize_throughput(raw: list) -> dict:
     return out
 
 
+def target_notes(meta: dict, variant: str) -> dict:
+    """target -> notes from meta.tsv for one section: skipped, died, limit checks, keys."""
+    notes: dict = {}
+    for key, value in meta.items():
+        parts = key.split(".", 2)
+        if len(parts) == 3 and parts[0] == variant:
+            notes.setdefault(parts[2], {})[parts[1]] = value
+    return notes
+
+
+def limits_comparison(targets: dict, raw: list) -> dict:
+    """The `limits` section's verdicts: overhead over plain sluice, ratios to the peers.
+
+    Figures come from the medians; the per-round overhead (paired within each interleaved
+    round) is listed beside them to show how much the machine moved during the run.
+    """
+    plain, ours = targets.get(LIMITS_PLAIN), targets.get(LIMITS_OURS)
+    out: dict = {"vs_plain": None, "vs_peers": []}
+    if plain and ours and plain.get("rps") and ours.get("rps") is not None:
+        per_round = {}
+        for row in raw:
+            if row["variant"] == "limits" and row["target"] in (LIMITS_PLAIN, LIMITS_OURS):
+                per_round.setdefault(row["round"], {})[row["target"]] = number(row["rps"])
+        rounds = sorted(per_round.items(), key=lambda item: int(item[0]))
+        paired = [100.0 * (1 - r[LIMITS_OURS] / r[LIMITS_PLAIN]) for _, r in rounds
+                  if r.get(LIMITS_PLAIN) and r.get(LIMITS_OURS) is not None]
+        overhead = 100.0 * (1 - ours["rps"] / plain["rps"])
+        p99_delta = (ours["p99_us"] - plain["p99_us"]
+                     if ours.get("p99_us") is not None and plain.get("p99_us") is not None
+                     else None)
+        cpu_delta = (ours["cpu_us_per_req"] - plain["cpu_us_per_req"]
+                     if ours.get("cpu_us_per_req") is not None
+                     and plain.get("cpu_us_per_req") is not None else None)
+        out["vs_plain"] = {
+            "rps_overhead_pct": overhead,
+            "rps_overhead_pct_per_round": paired,
+            "rps_overhead_met": overhead <= LIMITS_MAX_RPS_OVERHEAD_PCT,
+            "p99_delta_us": p99_delta,
+            "p99_delta_met": None if p99_delta is None else p99_delta <= LIMITS_MAX_P99_DELTA_US,
+            "cpu_delta_us_per_req": cpu_delta,
+        }
+    for peer in LIMITS_PEERS:
+        theirs = targets.get(peer)
+        ratio = (ours["rps"] / theirs["rps"]
+                 if ours and theirs and ours.get("rps") is not None and theirs.get("rps")
+                 else None)
+        out["vs_peers"].append({
+            "pair": f"{LIMITS_OURS} / {peer}", "rps": ratio,
+            "rps_met": None if ratio is None else ratio >= LIMITS_MIN_PEER_RATIO,
+            "p99": (ours["p99_us"] / theirs["p99_us"]
+                    if ours and theirs and ours.get("p99_us") is not None and theirs.get("p99_us")
+                    else None),
+            "cpu": (ours["cpu_us_per_req"] / theirs["cpu_us_per_req"]
+                    if ours and theirs and ours.get("cpu_us_per_req") is not None
+                    and theirs.get("cpu_us_per_req") else None),
+        })
+    return out
+
+
+def verdict(met) -> str:
+    return "n/a" if met is None else ("met" if met else "**missed**")
+
+
+def limits_lines(comparison: dict, targets: dict, notes: dict) -> list:
+    lines = []
+    missing = [name for name in (LIMITS_PLAIN, LIMITS_OURS) + LIMITS_PEERS if name not in targets]
+    vs_plain = comparison["vs_plain"]
+    lines.append("Limit overhead, sluice-limits against plain sluice-1 in the same rounds:")
+    lines.append("")
+    lines.append("| measure | result | target |")
+    lines.append("| --- | ---: | --- |")
+    if vs_plain:
+        per_round = ", ".join(fmt(v, 1, " %") for v in vs_plain["rps_overhead_pct_per_round"])
+        met = verdict(vs_plain["rps_overhead_met"])
+        lines.append(f"| req/s overhead (from the medians; per round: {per_round or 'n/a'}) | "
+                     f"{fmt(vs_plain['rps_overhead_pct'], 1, ' %')} | "
+                     f"≤ {LIMITS_MAX_RPS_OVERHEAD_PCT:g} %: {met} |")
+        lines.append(f"| p99 delta | {fmt(vs_plain['p99_delta_us'], 0, ' µs')} | "
+                     f"≤ {LIMITS_MAX_P99_DELTA_US:g} µs: {verdict(vs_plain['p99_delta_met'])} |")
+        lines.append(f"| proxy CPU delta per request | "
+                     f"{fmt(vs_plain['cpu_delta_us_per_req'], 1, ' µs')} | |")
+    else:
+        lines.append("| req/s overhead | n/a | "
+                     f"≤ {LIMITS_MAX_RPS_OVERHEAD_PCT:g} %: n/a |")
+        lines.append(f"| p99 delta | n/a | ≤ {LIMITS_MAX_P99_DELTA_US:g} µs: n/a |")
+    lines.append("")
+    lines.append("sluice-limits against the peers' own per-key limiters (req/s > 1: sluice "
+                 "faster; p99 and CPU < 1: sluice better):")
+    lines.append("")
+    lines.append("| sluice / peer | req/s | target | p99 | CPU/req |")
+    lines.append("| --- | ---: | --- | ---: | ---: |")
+    for p in comparison["vs_peers"]:
+        lines.append(f"| {p['pair']} | {fmt(p['rps'], 2)} | ≥ {LIMITS_MIN_PEER_RATIO:.1f}x: "
+                     f"{verdict(p['rps_met'])} | {fmt(p['p99'], 2)} | {fmt(p['cpu'], 2)} |")
+    if missing:
+        lines.append("")
+        lines.append("Not measured (so its comparisons are n/a): " + "; ".join(
+            f"{name}: {notes.get(name, {}).get('skipped', 'no figures')}" for name in missing))
+    return lines
+
+
 def ratios(targets: dict) -> list:
     """sluice-N / peer-N for every peer measured with the same number of workers."""
     rows = []
@@ -96,15 +211,32 @@ def fmt(value, digits=0, suffix=""):
     return f"{value:,.{digits}f}{suffix}"
 
 
-def throughput_tables(summary: dict, meta: dict) -> list:
+def label_of(name: str, variant: str) -> str:
+    if name == "direct" and variant == "pinned":
+        return "backend direct (wrk + backend alone on cpu 1)"
+    if name == LIMITS_PLAIN and variant == "limits":
+        return "sluice threads=1, plain (no limit)"
+    return LABELS.get(name, name)
+
+
+def throughput_tables(summary: dict, meta: dict, raw: list) -> list:
     lines = []
-    for variant, targets in summary.items():
-        lines.append(f"### {VARIANTS.get(variant, variant)}")
+    # A section whose every target failed has no rows in raw.tsv, but still has notes.
+    variants = list(summary) + [v for v in VARIANTS if v not in summary
+                                and any(k.startswith(v + ".skipped.") for k in meta)]
+    for variant in variants:
+        targets = summary.get(variant, {})
+        notes = target_notes(meta, variant)
+        title = VARIANTS.get(variant, variant).format(keys=meta.get("limit_keys", "?"))
+        lines.append(f"### {title}")
         lines.append("")
+        script = " -s keys.lua" if variant == "limits" else ""
         lines.append(f"wrk -t{meta.get('wrk_threads', '?')} -c{meta.get('connections', '?')} "
-                     f"-d{meta.get('duration', '?')} --latency GET {meta.get('path', '/ok')}, "
-                     f"medians of {meta.get('rounds', '?')} interleaved rounds; "
-                     f"backend: {meta.get('backend', '?')}.")
+                     f"-d{meta.get('duration', '?')} --latency{script} GET "
+                     f"{meta.get('path', '/ok')}, medians of {meta.get('rounds', '?')} "
+                     f"interleaved rounds; backend: {meta.get('backend', '?')}.")
+        if meta.get(f"{variant}.pinning", "").startswith("UNAVAILABLE"):
+            lines.append(f"**Pinning {meta[f'{variant}.pinning']}.**")
         lines.append("")
         lines.append("| target | req/s | req/s range | p50 µs | p99 µs | proxy CPU µs/req "
                      "| backend CPU µs/req | errors |")
@@ -119,14 +251,30 @@ def throughput_tables(summary: dict, meta: dict) -> list:
             if s["socket_errors"]:
                 errors.append("socket: " + "; ".join(s["socket_errors"]))
             cpu = "(backend)" if name == "direct" else fmt(s["cpu_us_per_req"], 1)
-            label = LABELS[name]
-            if name == "direct" and variant == "pinned":
-                label = "backend direct (wrk + backend alone on cpu 1)"
+            label = label_of(name, variant)
+            died = notes.get(name, {}).get("died")
+            if died:
+                errors.append(f"died {died}")
             lines.append(
                 f"| {label} | {fmt(s['rps'])} | {fmt(s.get('rps_min'))}–"
                 f"{fmt(s.get('rps_max'))} | {fmt(s['p50_us'])} | {fmt(s['p99_us'])} | {cpu} | "
                 f"{fmt(s['backend_cpu_us_per_req'], 1)} | {', '.join(errors) or 'none'} |")
-        pairs = ratios(targets)
+        for name, note in notes.items():
+            if "skipped" in note:
+                lines.append(f"| {label_of(name, variant)} | not measured: {note['skipped']} "
+                             "| | | | | | |")
+        if variant == "limits":
+            checks = [f"{name}: {note['check']}" for name, note in notes.items() if "check" in note]
+            keys = [f"{name}: {note['keys']}" for name, note in notes.items() if "keys" in note]
+            lines.append("")
+            if checks:
+                lines.append("Limit check: " + "; ".join(checks) + ".")
+            if keys:
+                lines.append(f"Keys held by each limiter after its warm-up (wrk sends "
+                             f"{meta.get('limit_keys', '?')}): " + "; ".join(keys) + ".")
+            lines.append("")
+            lines += limits_lines(limits_comparison(targets, raw), targets, notes)
+        pairs = ratios(targets) if variant != "limits" else []
         if pairs:
             lines.append("")
             lines.append("Ratios at equal workers (req/s > 1: sluice faster; p99 and CPU < 1: "
@@ -198,14 +346,17 @@ def main() -> int:
              f"Load average at start {meta.get('load_start', '?')}, at end "
              f"{meta.get('load_end', '?')}; {meta.get('cpus', '?')} CPUs; "
              f"{meta.get('versions', '')}.", ""]
-    lines += throughput_tables(throughput, meta)
+    lines += throughput_tables(throughput, meta, raw)
     lines += mem_lines
     text = "\n".join(lines)
     (out_dir / "summary.md").write_text(text + "\n")
     summary = {
         "meta": meta,
         "throughput": throughput,
-        "ratios": {variant: ratios(targets) for variant, targets in throughput.items()},
+        "ratios": {variant: ratios(targets) for variant, targets in throughput.items()
+                   if variant != "limits"},
+        "limits": (limits_comparison(throughput.get("limits", {}), raw)
+                   if "limits" in throughput else None),
         "memory": memory,
         "raw": raw,
     }
