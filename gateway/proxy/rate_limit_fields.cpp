@@ -1,9 +1,37 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/proxy/rate_limit_fields.hpp"
 
+#include <array>
+#include <charconv>
 #include <nlohmann/json.hpp>
 
 namespace sluice::proxy {
+namespace {
+
+using FieldText = fmt::basic_memory_buffer<char, 96>;
+
+void append(FieldText& out, std::string_view text) {
+  out.append(text.data(), text.data() + text.size());
+}
+
+void append(FieldText& out, std::uint64_t n) {
+  std::array<char, 20> digits{};
+  const auto [end, ec] = std::to_chars(digits.data(), digits.data() + digits.size(), n);
+  out.append(digits.data(), end);
+}
+
+/// `"NAME";a=X;b=Y`, assembled piece by piece: on every request, so no format-string parsing.
+void compose(FieldText& out, std::string_view quoted_name, std::string_view a, std::uint64_t x,
+             std::string_view b, std::uint64_t y) {
+  out.clear();
+  append(out, quoted_name);
+  append(out, a);
+  append(out, x);
+  append(out, b);
+  append(out, y);
+}
+
+}  // namespace
 
 std::uint64_t whole_seconds_up(core::Duration d) noexcept {
   if (d <= core::Duration::zero()) {
@@ -41,12 +69,9 @@ void rate_limit_fields(const RouteLimit& limit, const limiter::LimitDecision& de
     out.retry_after_s = std::max<std::uint64_t>(1, whole_seconds_up(decision.retry_after));
     t = out.retry_after_s;
   }
-  out.policy_text.clear();
-  fmt::format_to(std::back_inserter(out.policy_text), "{};q={};w={}", limit.quoted_name,
-                 decision.limit, limit.window_s);
-  out.state_text.clear();
-  fmt::format_to(std::back_inserter(out.state_text), "{};r={};t={}", limit.quoted_name,
-                 decision.allowed ? decision.remaining : 0U, t);
+  compose(out.policy_text, limit.quoted_name, ";q=", decision.limit, ";w=", limit.window_s);
+  compose(out.state_text, limit.quoted_name, ";r=", decision.allowed ? decision.remaining : 0U,
+          ";t=", t);
 }
 
 std::string json_string(std::string_view s) {
