@@ -96,13 +96,14 @@ int Gateway::run() {
                 config::to_string(config_->store.type));
     return 1;
   }
+  // Signals first: once the "ready" line is out (bind_admin), a SIGHUP must reload, not kill.
+  signals_.add(SIGTERM);
+  signals_.add(SIGINT);
+  signals_.add(SIGHUP);
   if (!bind_listeners() || !bind_admin()) {
     return 1;
   }
   schedule_sweep();
-  signals_.add(SIGTERM);
-  signals_.add(SIGINT);
-  signals_.add(SIGHUP);
   wait_for_signal();
   threads_.reserve(workers_.size());
   for (auto& worker : workers_) {
