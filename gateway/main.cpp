@@ -8,7 +8,7 @@
 #include "gateway/app/check_command.hpp"
 #include "gateway/app/command_line.hpp"
 #include "gateway/app/gateway.hpp"
-#include "gateway/config/config_loader.hpp"
+#include "gateway/config/config_document.hpp"
 #include "gateway/log/logging.hpp"
 
 int main(int argc, char** argv) {
@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   if (cl.check) {
     return app::run_check(cl, std::cout, std::cerr);
   }
-  auto loaded = config::load_config_file(cl.config_path);
+  auto loaded = config::ConfigDocument::from_file(cl.config_path);
   if (!loaded.ok()) {
     for (const auto& problem : loaded.problems) {
       std::cerr << config::to_string(problem) << '\n';
@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   log::init(cl.log_level);
   int status = 1;
   try {
-    app::Gateway gateway(cl.config_path, std::move(*loaded.config));
+    app::Gateway gateway(cl.config_path, std::move(*loaded.document));
     status = gateway.run();
   } catch (const std::exception& e) {
     log::get("app")->error("fatal error={}", e.what());

@@ -85,6 +85,8 @@ net::awaitable<void> AdminServer::accept_loop() {
 
 net::awaitable<void> AdminServer::serve(net::ip::tcp::socket socket) {
   auto self = shared_from_this();
+  beast::error_code peer_ec;
+  const net::ip::tcp::endpoint peer = socket.remote_endpoint(peer_ec);
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
   for (;;) {
@@ -109,7 +111,7 @@ net::awaitable<void> AdminServer::serve(net::ip::tcp::socket socket) {
       break;
     }
     const Request& req = parser.get();
-    Response res = handler_(req);
+    Response res = co_await handler_(req, peer);
     res.set(http::field::server, "sluice-admin");
     const bool keep = res.keep_alive();
     stream.expires_after(kTimeout);

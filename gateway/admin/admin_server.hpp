@@ -16,8 +16,10 @@ namespace sluice::admin {
 using Request = boost::beast::http::request<boost::beast::http::string_body>;
 using Response = boost::beast::http::response<boost::beast::http::string_body>;
 
-/// Answers one admin request (synchronously, on the admin thread).
-using Handler = std::function<Response(const Request&)>;
+/// Answers one admin request from a peer, on the admin thread. The request and the endpoint
+/// live until the returned awaitable completes.
+using Handler = std::function<boost::asio::awaitable<Response>(
+    const Request&, const boost::asio::ip::tcp::endpoint& peer)>;
 
 /// The admin listener (SPEC §5): a small HTTP/1.1 server on its own port and thread, apart from
 /// the data path, so it stays up while the proxy drains. Keep-alive; request heads are capped

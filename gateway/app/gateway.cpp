@@ -11,6 +11,7 @@
 
 #include "gateway/config/config_loader.hpp"
 #include "gateway/log/logging.hpp"
+#include "gateway/proxy/traffic_policy.hpp"
 
 namespace sluice::app {
 namespace {
@@ -45,6 +46,18 @@ tcp::acceptor make_acceptor(net::io_context& ioc, const tcp::endpoint& endpoint,
   return acceptor;
 }
 
+// The admin bearer token: the value of the env var admin.token_env names, if set and not empty.
+std::optional<std::string> read_admin_token(const config::AdminConfig& admin) {
+  if (!admin.token_env) {
+    return std::nullopt;
+  }
+  const char* value = std::getenv(admin.token_env->c_str());  // NOLINT(concurrency-mt-unsafe)
+  if (value == nullptr || *value == '\0') {
+    return std::nullopt;
+  }
+  return std::string(value);
+}
+
 std::string show(const tcp::endpoint& endpoint) {
   const auto address = endpoint.address();
   return (address.is_v6() ? "[" + address.to_string() + "]" : address.to_string()) + ":" +
@@ -53,9 +66,11 @@ std::string show(const tcp::endpoint& endpoint) {
 
 }  // namespace
 
-Gateway::Gateway(std::filesystem::path config_path, config::Config config)
-    : config_path_(std::move(config_path)),
-      config_(std::make_shared<const config::Config>(std::move(config))),
+Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument document)
+    : config_file_(std::move(config_path)),
+      document_(std::move(document)),
+      config_(document_.shared_config()),
+      admin_token_(read_admin_token(config_->admin)),
       log_(log::get("app")),
       metrics_(SLUICE_VERSION),
       store_(clock_, store::MemoryStore::Options{.max_keys = config_->store.max_keys, .shards = 0}),
@@ -70,6 +85,20 @@ Gateway::Gateway(std::filesystem::path config_path, config::Config config)
   metrics_.store_operation("memory", "timeout");
   metrics_.store_fallback("memory").Set(0);
   metrics_.on_scrape([this] { refresh_gauges(); });
+  for (const auto resource : admin::AdminApi::resources()) {
+    metrics_.admin_changes(resource);  // every series exists from the start, at 0
+  }
+  admin_api_ = std::make_unique<admin::AdminApi>(
+      admin::AdminContext{
+          .current = [this]() -> const config::ConfigDocument& { return document_; },
+          .commit = [this](config::ConfigDocument next) { return commit(std::move(next)); },
+          .store = store_,
+          .breakers = breakers_,
+          .metrics = metrics_,
+          .key_label =
+              [this](std::string_view key) { return proxy::user_label(services_.user_hash, key); },
+      },
+      admin::BearerAuth(admin_token_), log::get("admin"));
   const std::size_t n = thread_count(*config_);
   workers_.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -147,6 +176,18 @@ bool Gateway::bind_listeners() {
 bool Gateway::bind_admin() {
   boost::system::error_code ec;
   const auto address = net::ip::make_address(config_->admin.address, ec);
+  if (!admin_token_ && !address.is_loopback()) {
+    // SPEC §5: an open admin API may only listen on loopback.
+    log_->error(
+        "refusing to start: admin.address={} is not loopback and no admin token is set "
+        "(set the environment variable {})",
+        config_->admin.address, config_->admin.token_env.value_or("named by admin.token_env"));
+    return false;
+  }
+  if (!admin_token_) {
+    log_->warn("the admin API is open (no token): admin.token_env={} is unset or empty",
+               config_->admin.token_env.value_or("null"));
+  }
   auto acceptor = make_acceptor(control_, tcp::endpoint(address, config_->admin.port), false, ec);
   if (ec) {
     log_->error("cannot listen admin address={} port={} error={}", config_->admin.address,
@@ -155,7 +196,10 @@ bool Gateway::bind_admin() {
   }
   admin_endpoint_ = acceptor.local_endpoint();
   admin_ = std::make_shared<admin::AdminServer>(
-      std::move(acceptor), [this](const admin::Request& req) { return handle_admin(req); },
+      std::move(acceptor),
+      [this](const admin::Request& req, const tcp::endpoint& peer) {
+        return handle_admin(req, peer);
+      },
       log::get("admin"));
   admin_->start();
   log_->info("ready proxy={} admin={} threads={}", show(proxy_endpoint_), show(admin_endpoint_),
@@ -163,25 +207,44 @@ bool Gateway::bind_admin() {
   return true;
 }
 
-admin::Response Gateway::handle_admin(const admin::Request& req) {
+net::awaitable<admin::Response> Gateway::handle_admin(const admin::Request& req,
+                                                      const tcp::endpoint& peer) {
+  const std::string_view target = req.target();
+  if (target == "/admin" || target.starts_with("/admin/") || target.starts_with("/admin?")) {
+    co_return co_await admin_api_->handle(req, peer);
+  }
   if (req.method() != http::verb::get && req.method() != http::verb::head) {
     auto res = admin::json_error(req, http::status::method_not_allowed, "method_not_allowed");
     res.set(http::field::allow, "GET, HEAD");
-    return res;
+    co_return res;
   }
-  if (req.target() == "/metrics") {
+  if (target == "/metrics") {
     auto res = admin::text(req, http::status::ok, metrics_.scrape());
     res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-    return res;
+    co_return res;
   }
-  if (req.target() == "/healthz") {
-    return admin::text(req, http::status::ok, "ok\n");
+  if (target == "/healthz") {
+    co_return admin::text(req, http::status::ok, "ok\n");
   }
-  if (req.target() == "/readyz") {
-    return draining_ ? admin::text(req, http::status::service_unavailable, "draining\n")
-                     : admin::text(req, http::status::ok, "ready\n");
+  if (target == "/readyz") {
+    co_return draining_ ? admin::text(req, http::status::service_unavailable, "draining\n")
+                        : admin::text(req, http::status::ok, "ready\n");
   }
-  return admin::json_error(req, http::status::not_found, "not_found");
+  co_return admin::json_error(req, http::status::not_found, "not_found");
+}
+
+std::optional<admin::CommitError> Gateway::commit(config::ConfigDocument next) {
+  if (config_->admin.persist) {
+    std::optional<std::string> warning;
+    if (auto error = config_file_.write(document_, next, warning)) {
+      return error;
+    }
+    if (warning) {
+      log_->warn("config written but may not survive a crash: {}", *warning);
+    }
+  }
+  install(std::move(next));
+  return std::nullopt;
 }
 
 void Gateway::wait_for_signal() {
@@ -200,34 +263,36 @@ void Gateway::wait_for_signal() {
 
 void Gateway::reload() {
   auto config_log = log::get("config");
-  auto result = config::load_config_file(config_path_);
+  auto result = config_file_.load();
   if (!result.ok()) {
     metrics_.count_reload(false);
-    config_log->error("reload failed file={} problems={}", config_path_.string(),
+    config_log->error("reload failed file={} problems={}", config_file_.path().string(),
                       result.problems.size());
     for (const auto& problem : result.problems) {
       config_log->error("reload problem {}", config::to_string(problem));
     }
     return;
   }
-  auto next = std::make_shared<const config::Config>(std::move(*result.config));
+  const config::Config& next = result.document->config();
   const auto restart_only = [&](std::string_view field, bool changed) {
     if (changed) {
       config_log->warn("reload ignores field={} (needs a restart)", field);
     }
   };
-  restart_only("listen", !(next->listen == config_->listen));
-  restart_only("admin", !(next->admin == config_->admin));
-  restart_only("threads", next->threads != config_->threads);
-  restart_only("access_log", !(next->access_log == config_->access_log));
-  gate_.set_max(next->http.max_connections);
-  install(std::move(next));
+  restart_only("listen", !(next.listen == config_->listen));
+  restart_only("admin", !(next.admin == config_->admin));
+  restart_only("threads", next.threads != config_->threads);
+  restart_only("access_log", !(next.access_log == config_->access_log));
+  restart_only("store", !(next.store == config_->store));
+  gate_.set_max(next.http.max_connections);
+  install(std::move(*result.document));
   metrics_.count_reload(true);
   config_log->info("reload ok routes={} backends={}", config_->routes.size(),
                    config_->backends.size());
 }
 
-void Gateway::install(std::shared_ptr<const config::Config> next) {
+void Gateway::install(config::ConfigDocument document) {
+  const std::shared_ptr<const config::Config>& next = document.shared_config();
   snapshots_.store(std::make_shared<const proxy::Snapshot>(next, shared_));
   // Requests still on the old snapshot may use a removed policy: the store admits them.
   for (const auto& [name, policy] : config_->limits) {
@@ -240,7 +305,8 @@ void Gateway::install(std::shared_ptr<const config::Config> next) {
     backends.insert(name);
   }
   breakers_.retain(backends);
-  config_ = std::move(next);
+  config_ = next;
+  document_ = std::move(document);
 }
 
 void Gateway::refresh_gauges() {

@@ -13,9 +13,12 @@
 #include <thread>
 #include <vector>
 
+#include "gateway/admin/admin_api.hpp"
 #include "gateway/admin/admin_server.hpp"
+#include "gateway/app/config_file.hpp"
 #include "gateway/breaker/breaker_registry.hpp"
 #include "gateway/config/config.hpp"
+#include "gateway/config/config_document.hpp"
 #include "gateway/core/clock.hpp"
 #include "gateway/core/random.hpp"
 #include "gateway/log/access_log.hpp"
@@ -31,10 +34,11 @@ namespace sluice::app {
 /// The composition root (STYLE §1): owns the clock, the config snapshots, the worker threads
 /// (one io_context each, each accepting on its own SO_REUSEPORT socket), the admin listener and
 /// the signal handling on the main thread. SIGHUP reloads the config file; SIGTERM/SIGINT drain
-/// (a second signal cuts the drain short). Not thread-safe: run() is called once, from main.
+/// (a second signal cuts the drain short). The admin API's changes and SIGHUP reloads both run on
+/// the main thread, one at a time. Not thread-safe: run() is called once, from main.
 class Gateway {
  public:
-  Gateway(std::filesystem::path config_path, config::Config config);
+  Gateway(std::filesystem::path config_path, config::ConfigDocument document);
   Gateway(const Gateway&) = delete;
   Gateway& operator=(const Gateway&) = delete;
   ~Gateway();
@@ -46,11 +50,14 @@ class Gateway {
  private:
   bool bind_listeners();
   bool bind_admin();
-  admin::Response handle_admin(const admin::Request& req);
+  boost::asio::awaitable<admin::Response> handle_admin(const admin::Request& req,
+                                                       const boost::asio::ip::tcp::endpoint& peer);
+  /// The admin API's commit: persists `next` (with admin.persist), then installs it.
+  std::optional<admin::CommitError> commit(config::ConfigDocument next);
   void wait_for_signal();
   void reload();
   /// Publishes a snapshot of `next` and forgets policies and breakers it no longer has.
-  void install(std::shared_ptr<const config::Config> next);
+  void install(config::ConfigDocument next);
   /// Scrape hook: sets the gauges that mirror live state.
   void refresh_gauges();
   void schedule_sweep();
@@ -58,8 +65,10 @@ class Gateway {
   void check_drain();
   void finish();
 
-  std::filesystem::path config_path_;
-  std::shared_ptr<const config::Config> config_;
+  ConfigFile config_file_;
+  config::ConfigDocument document_;               ///< what runs now (admin changes included)
+  std::shared_ptr<const config::Config> config_;  ///< document_'s config
+  std::optional<std::string> admin_token_;        ///< from the env var admin.token_env names
   std::shared_ptr<spdlog::logger> log_;
   core::SteadyClock clock_;
   core::SystemRandom random_;
@@ -78,6 +87,7 @@ class Gateway {
   boost::asio::signal_set signals_{control_};
   boost::asio::steady_timer drain_timer_{control_};
   boost::asio::steady_timer sweep_timer_{control_};  ///< forgets idle limiter keys
+  std::unique_ptr<admin::AdminApi> admin_api_;
   std::shared_ptr<admin::AdminServer> admin_;
   boost::asio::ip::tcp::endpoint proxy_endpoint_;
   boost::asio::ip::tcp::endpoint admin_endpoint_;

@@ -89,7 +89,7 @@ class DuplicateKeyFinder {
  public:
   explicit DuplicateKeyFinder(Problems& problems) : problems_(problems) {}
 
-  bool on_event(nlohmann::json::parse_event_t event, const nlohmann::json& parsed) {
+  bool on_event(nlohmann::ordered_json::parse_event_t event, const nlohmann::ordered_json& parsed) {
     using Event = nlohmann::json::parse_event_t;
     switch (event) {
       case Event::object_start:
@@ -186,39 +186,57 @@ LoadResult parse_config(const nlohmann::json& document) {
   }
 }
 
-LoadResult parse_config_text(std::string_view text) {
-  nlohmann::json document;
+JsonText parse_json_text(std::string_view text) {
+  JsonText result;
   Problems duplicates;
   try {
     DuplicateKeyFinder finder(duplicates);
-    document = nlohmann::json::parse(
+    result.json = nlohmann::ordered_json::parse(
         text.begin(), text.end(),
-        [&finder](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-          return finder.on_event(event, parsed);
-        });
+        [&finder](int /*depth*/, nlohmann::ordered_json::parse_event_t event,
+                  nlohmann::ordered_json& parsed) { return finder.on_event(event, parsed); });
   } catch (const nlohmann::json::parse_error& error) {
-    return failure("(root)", syntax_error_message(text, error));
+    return {std::nullopt, {Problem{"(root)", syntax_error_message(text, error)}}};
   } catch (const std::exception& error) {
-    return failure("(root)", std::string("invalid JSON: ") + error.what());
+    return {std::nullopt, {Problem{"(root)", std::string("invalid JSON: ") + error.what()}}};
   }
-  auto result = parse_config(document);
-  if (!duplicates.empty()) {
-    auto problems = std::move(duplicates).release();
-    problems.insert(problems.end(), std::make_move_iterator(result.problems.begin()),
-                    std::make_move_iterator(result.problems.end()));
-    return {std::nullopt, std::move(problems)};
-  }
+  result.problems = std::move(duplicates).release();
   return result;
+}
+
+LoadResult parse_config_text(std::string_view text) {
+  auto parsed = parse_json_text(text);
+  if (!parsed.json) {
+    return {std::nullopt, std::move(parsed.problems)};
+  }
+  auto result = parse_config(nlohmann::json(*parsed.json));
+  return merge_problems(std::move(parsed.problems), std::move(result));
+}
+
+LoadResult merge_problems(std::vector<Problem> first, LoadResult result) {
+  if (first.empty()) {
+    return result;
+  }
+  first.insert(first.end(), std::make_move_iterator(result.problems.begin()),
+               std::make_move_iterator(result.problems.end()));
+  return {std::nullopt, std::move(first)};
+}
+
+std::optional<Problem> read_config_file(const std::filesystem::path& path, std::string& text) {
+  try {
+    if (auto error = read_file(path, text)) {
+      return Problem{path.string(), "cannot read: " + *error};
+    }
+  } catch (const std::exception& error) {  // out of memory for a huge file
+    return Problem{path.string(), std::string("cannot read: ") + error.what()};
+  }
+  return std::nullopt;
 }
 
 LoadResult load_config_file(const std::filesystem::path& path) {
   std::string text;
-  try {
-    if (auto error = read_file(path, text)) {
-      return failure(path.string(), "cannot read: " + *error);
-    }
-  } catch (const std::exception& error) {  // out of memory for a huge file
-    return failure(path.string(), std::string("cannot read: ") + error.what());
+  if (auto problem = read_config_file(path, text)) {
+    return {std::nullopt, {std::move(*problem)}};
   }
   return parse_config_text(text);
 }

@@ -2,8 +2,9 @@
 #pragma once
 
 #include <filesystem>
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -28,13 +29,28 @@ struct LoadResult {
 /// `problems` is empty.
 LoadResult parse_config(const nlohmann::json& document);
 
-/// Parses JSON text, then as parse_config. A syntax error is one problem at "(root)":
-/// "invalid JSON at line L, column C: <detail>" (lines and columns count from 1). A key repeated
-/// within one object (JSON parsers keep only the last) is a problem too: "PATH: duplicate key".
+/// JSON text parsed with the key order kept. A syntax error is one problem at "(root)":
+/// "invalid JSON at line L, column C: <detail>" (lines and columns count from 1), and no `json`.
+/// A key repeated within one object (JSON parsers keep only the last) is a problem too:
+/// "PATH: duplicate key"; then `json` is still set.
+struct JsonText {
+  std::optional<nlohmann::ordered_json> json;
+  std::vector<Problem> problems;
+};
+JsonText parse_json_text(std::string_view text);
+
+/// `first` followed by result's problems; a failure unless both are empty.
+LoadResult merge_problems(std::vector<Problem> first, LoadResult result);
+
+/// Parses JSON text (parse_json_text), then as parse_config; the syntax and duplicate-key
+/// problems come first.
 LoadResult parse_config_text(std::string_view text);
 
 /// Reads and parses a file. An unreadable file is one problem whose path is the file's path:
 /// "cannot read: <system error text>".
 LoadResult load_config_file(const std::filesystem::path& path);
+
+/// Reads a whole file into `text`; on failure, the problem load_config_file reports.
+std::optional<Problem> read_config_file(const std::filesystem::path& path, std::string& text);
 
 }  // namespace sluice::config

@@ -150,8 +150,8 @@ void Metrics::count_reload(bool ok) {
   reloads_->Add({{"result", ok ? "ok" : "error"}}).Increment();
 }
 
-void Metrics::count_admin_change(std::string_view resource) {
-  admin_changes_->Add({{"resource", std::string(resource)}}).Increment();
+prometheus::Counter& Metrics::admin_changes(std::string_view resource) {
+  return admin_changes_->Add({{"resource", std::string(resource)}});
 }
 
 void Metrics::on_scrape(std::function<void()> hook) {

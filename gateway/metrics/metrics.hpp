@@ -99,7 +99,8 @@ class Metrics {
   prometheus::Gauge& store_fallback(std::string_view store);
   prometheus::Gauge& downstream_connections() { return downstream_->Add({}); }
   void count_reload(bool ok);
-  void count_admin_change(std::string_view resource);
+  void count_admin_change(std::string_view resource) { admin_changes(resource).Increment(); }
+  prometheus::Counter& admin_changes(std::string_view resource);
 
   /// Runs before every scrape (on the scraping thread), to refresh mirrored gauges.
   void on_scrape(std::function<void()> hook);

@@ -59,15 +59,17 @@ SluiceProcess::SluiceProcess(const nlohmann::json& config) : SluiceProcess(confi
 
 SluiceProcess::SluiceProcess(const nlohmann::json& config, const Options& options)
     : config_path_(write_initial(directory_.path, config)),
-      process_(command(config_path_, options.extra_args), options.env) {
+      options_(options),
+      process_(
+          std::make_unique<ChildProcess>(command(config_path_, options.extra_args), options.env)) {
   if (options.wait_ready) {
     wait_ready(options.ready_timeout);
   }
 }
 
 SluiceProcess::~SluiceProcess() {
-  if (process_.send_signal(SIGTERM)) {
-    process_.wait_exit(std::chrono::seconds(3));
+  if (process_->send_signal(SIGTERM)) {
+    process_->wait_exit(std::chrono::seconds(3));
   }  // ~ChildProcess SIGKILLs what is left, then ~TempDirectory removes the config
 }
 
@@ -86,12 +88,12 @@ SluiceProcess::TempDirectory::~TempDirectory() {
 
 void SluiceProcess::wait_ready(std::chrono::milliseconds timeout) {
   std::string line;
-  if (!process_.wait_for_line("ready proxy=", timeout, &line)) {
-    const auto code = process_.running() ? std::string("still running")
-                                         : "exited with " + std::to_string(*process_.wait_exit());
+  if (!process_->wait_for_line("ready proxy=", timeout, &line)) {
+    const auto code = process_->running() ? std::string("still running")
+                                          : "exited with " + std::to_string(*process_->wait_exit());
     throw std::runtime_error("sluice did not log `ready proxy=` within " +
                              std::to_string(timeout.count()) + " ms (" + code + "); output:\n" +
-                             process_.output());
+                             process_->output());
   }
   const auto proxy = parse_port(field_value(line, "proxy"));
   const auto admin = parse_port(field_value(line, "admin"));
@@ -111,12 +113,30 @@ void SluiceProcess::rewrite_config(const nlohmann::json& config) {
 }
 
 void SluiceProcess::reload() {
-  process_.send_signal(SIGHUP);
+  process_->send_signal(SIGHUP);
 }
 
 std::optional<int> SluiceProcess::terminate(std::chrono::milliseconds timeout) {
-  process_.send_signal(SIGTERM);
-  return process_.wait_exit(timeout);
+  process_->send_signal(SIGTERM);
+  return process_->wait_exit(timeout);
+}
+
+void SluiceProcess::restart() {
+  const auto code = terminate();
+  if (code != 0) {
+    throw std::runtime_error("sluice did not exit 0 before a restart; output:\n" +
+                             process_->output());
+  }
+  process_ =
+      std::make_unique<ChildProcess>(command(config_path_, options_.extra_args), options_.env);
+  proxy_port_ = 0;
+  admin_port_ = 0;
+  wait_ready(options_.ready_timeout);
+}
+
+nlohmann::json SluiceProcess::read_config() const {
+  std::ifstream in(config_path_);
+  return nlohmann::json::parse(in);
 }
 
 }  // namespace sluice::testing

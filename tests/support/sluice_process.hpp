@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -50,7 +51,7 @@ class SluiceProcess {
   [[nodiscard]] std::uint16_t admin_port() const noexcept { return admin_port_; }
   /// The `threads=N` of the ready line (0 before it).
   [[nodiscard]] unsigned threads() const noexcept { return threads_; }
-  [[nodiscard]] ChildProcess& process() noexcept { return process_; }
+  [[nodiscard]] ChildProcess& process() noexcept { return *process_; }
   [[nodiscard]] const std::filesystem::path& config_path() const noexcept { return config_path_; }
 
   /// Replaces the config file atomically (write a temporary file, then rename), so a reload
@@ -61,6 +62,12 @@ class SluiceProcess {
   /// Sends SIGTERM and waits for the exit: its code (0 expected after a drain), nullopt on
   /// timeout. To act during the drain, use process().send_signal(SIGTERM) instead.
   std::optional<int> terminate(std::chrono::milliseconds timeout = kDefaultTimeout);
+  /// A real restart: terminate() (throws std::runtime_error unless the exit code is 0), then
+  /// the binary again, with the same arguments and environment, on the same config file (as
+  /// the last run left it); waits for ready. The ports change (they are ephemeral).
+  void restart();
+  /// The config file as it is on disk now.
+  [[nodiscard]] nlohmann::json read_config() const;
 
  private:
   /// A fresh directory under the temp dir, removed with everything in it on destruction.
@@ -76,7 +83,8 @@ class SluiceProcess {
 
   TempDirectory directory_;  // outlives process_ (declared first)
   std::filesystem::path config_path_;
-  ChildProcess process_;
+  Options options_;
+  std::unique_ptr<ChildProcess> process_;
   std::uint16_t proxy_port_ = 0;
   std::uint16_t admin_port_ = 0;
   unsigned threads_ = 0;

@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/admin/admin_api.hpp"
+
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <utility>
+
+#include "gateway/admin/admin_path.hpp"
+#include "gateway/admin/admin_replies.hpp"
+#include "gateway/config/config_json.hpp"
+
+namespace sluice::admin {
+
+namespace net = boost::asio;
+namespace http = boost::beast::http;
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+struct AdminApi::Call {
+  const Request& req;
+  const net::ip::tcp::endpoint& peer;
+  std::vector<std::string> segments;  ///< the path after /admin, decoded
+};
+
+namespace {
+
+constexpr std::size_t kMaxLoggedChange = 1024;  // characters of a change's diff in the log
+
+std::string show(const net::ip::tcp::endpoint& endpoint) {
+  const auto address = endpoint.address();
+  return (address.is_v6() ? "[" + address.to_string() + "]" : address.to_string()) + ":" +
+         std::to_string(endpoint.port());
+}
+
+// What changed, as a JSON Patch from `before` to `after`, cut to a log-friendly length.
+std::string short_diff(const json& before, const json& after) {
+  std::string diff = json::diff(before, after).dump();
+  if (diff.size() > kMaxLoggedChange) {
+    diff.resize(kMaxLoggedChange);
+    diff += "...";
+  }
+  return diff;
+}
+
+json policy_view(const config::Config& c, const std::string& policy) {
+  const auto it = c.limits.find(policy);
+  return it == c.limits.end() ? json(nullptr) : config::to_json(it->second);
+}
+
+json override_view(const config::Config& c, const std::string& policy, const std::string& key) {
+  const auto keys = c.overrides.find(policy);
+  if (keys == c.overrides.end()) {
+    return nullptr;
+  }
+  const auto it = keys->second.find(key);
+  return it == keys->second.end() ? json(nullptr) : json{{"requests", it->second}};
+}
+
+std::string route_using(const config::Config& c, const std::string& policy, std::size_t& index) {
+  for (index = 0; index < c.routes.size(); ++index) {
+    if (c.routes[index].limit == policy) {
+      return c.routes[index].name;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& AdminApi::resources() {
+  static const std::vector<std::string_view> kResources{"limits", "overrides", "breaker",
+                                                        "endpoints", "routes"};
+  return kResources;
+}
+
+AdminApi::AdminApi(AdminContext context, BearerAuth auth, std::shared_ptr<spdlog::logger> log)
+    : context_(std::move(context)), auth_(std::move(auth)), log_(std::move(log)) {}
+
+net::awaitable<Response> AdminApi::handle(const Request& req, const net::ip::tcp::endpoint& peer) {
+  if (!auth_.allows(req[http::field::authorization])) {
+    // The path may hold a raw user key (key lookups): not logged.
+    log_->warn("admin unauthorized peer={} method={}", show(peer),
+               std::string(req.method_string()));
+    auto res = reply(req, http::status::unauthorized, {{"error", "unauthorized"}});
+    res.set(http::field::www_authenticate, R"(Bearer realm="sluice-admin")");
+    co_return res;
+  }
+  auto segments = path_segments(req.target());
+  if (!segments) {
+    co_return field_error(req, "malformed percent-encoding in the path", "(path)");
+  }
+  segments->erase(segments->begin());  // "admin"
+  const Call call{req, peer, std::move(*segments)};
+  const auto& s = call.segments;
+  if (s.size() == 4 && s[0] == "limits" && s[2] == "keys") {
+    if (req.method() != http::verb::get) {
+      co_return method_not_allowed(req, "GET");
+    }
+    co_return co_await key_state(call, s[1], s[3]);
+  }
+  co_return route(call);
+}
+
+Response AdminApi::route(const Call& call) {
+  const auto& s = call.segments;
+  const auto& req = call.req;
+  const config::Config& c = context_.current().config();
+  const auto get_only = [&](auto&& answer) {
+    return req.method() == http::verb::get ? answer() : method_not_allowed(req, "GET");
+  };
+  if (s.size() == 1 && s[0] == "config") {
+    return get_only([&] { return reply(req, http::status::ok, config::to_json(c)); });
+  }
+  if (s.size() == 1 && s[0] == "limits") {
+    return get_only([&] { return reply(req, http::status::ok, config::limits_json(c)); });
+  }
+  if ((s.size() == 2 && s[0] == "limits") ||
+      (s.size() == 4 && s[0] == "limits" && s[2] == "overrides")) {
+    return route_limits(call);
+  }
+  if (s.size() == 1 && s[0] == "backends") {
+    return get_only([&] { return backends(call); });
+  }
+  if (s.size() == 3 && s[0] == "backends" && (s[2] == "breaker" || s[2] == "endpoints")) {
+    return route_backend(call);
+  }
+  if (s.size() == 1 && s[0] == "routes") {
+    switch (req.method()) {
+      case http::verb::get:
+        return reply(req, http::status::ok, {{"routes", config::routes_json(c)}});
+      case http::verb::put:
+        return put_routes(call);
+      default:
+        return method_not_allowed(req, "GET, PUT");
+    }
+  }
+  return not_found(req, "no such admin resource");
+}
+
+// /admin/limits/{policy} and /admin/limits/{policy}/overrides/{key}.
+Response AdminApi::route_limits(const Call& call) {
+  const auto& s = call.segments;
+  const config::Config& c = context_.current().config();
+  const bool is_override = s.size() == 4;
+  switch (call.req.method()) {
+    case http::verb::get: {
+      const json view = is_override ? override_view(c, s[1], s[3]) : policy_view(c, s[1]);
+      if (!view.is_null()) {
+        return reply(call.req, http::status::ok, view);
+      }
+      return not_found(
+          call.req, is_override ? "no override for this key" : "no policy named \"" + s[1] + "\"");
+    }
+    case http::verb::put:
+      return is_override ? put_override(call, s[1], s[3]) : put_policy(call, s[1]);
+    case http::verb::delete_:
+      return is_override ? delete_override(call, s[1], s[3]) : delete_policy(call, s[1]);
+    default:
+      return method_not_allowed(call.req, "GET, PUT, DELETE");
+  }
+}
+
+// /admin/backends/{backend}/breaker and /admin/backends/{backend}/endpoints.
+Response AdminApi::route_backend(const Call& call) {
+  const auto& s = call.segments;
+  const bool is_breaker = s[2] == "breaker";
+  switch (call.req.method()) {
+    case http::verb::get: {
+      const config::Config& c = context_.current().config();
+      const auto backend = c.backends.find(s[1]);
+      if (backend == c.backends.end()) {
+        return not_found(call.req, "no backend named \"" + s[1] + "\"");
+      }
+      return reply(call.req, http::status::ok,
+                   is_breaker ? config::to_json(backend->second.breaker)
+                              : json{{"endpoints", config::endpoints_json(backend->second)}});
+    }
+    case http::verb::put:
+      return is_breaker ? put_breaker(call, s[1]) : put_endpoints(call, s[1]);
+    default:
+      return method_not_allowed(call.req, "GET, PUT");
+  }
+}
+
+Response AdminApi::put_policy(const Call& call, const std::string& policy) {
+  const std::string base = config::member_path("limits", policy);
+  auto body = read_object(call.req, base);
+  if (auto* error = std::get_if<Response>(&body)) {
+    return std::move(*error);
+  }
+  ordered_json next = context_.current().json();
+  next["limits"][policy] = std::move(std::get<ordered_json>(body));
+  return apply(call, std::move(next), "limits", policy,
+               [&](const config::Config& c) { return policy_view(c, policy); });
+}
+
+Response AdminApi::delete_policy(const Call& call, const std::string& policy) {
+  const config::Config& c = context_.current().config();
+  if (!c.limits.contains(policy)) {
+    return not_found(call.req, "no policy named \"" + policy + "\"");
+  }
+  std::size_t index = 0;
+  if (const auto route = route_using(c, policy, index); !route.empty()) {
+    return field_error(call.req, "policy \"" + policy + "\" is used by route \"" + route + "\"",
+                       config::element_path("routes", index) + ".limit", http::status::conflict);
+  }
+  ordered_json next = context_.current().json();
+  next["limits"].erase(policy);
+  if (next.contains("overrides")) {
+    next["overrides"].erase(policy);  // its overrides go with it
+  }
+  return apply(call, std::move(next), "limits", policy,
+               [&](const config::Config& after) { return policy_view(after, policy); });
+}
+
+Response AdminApi::put_override(const Call& call, const std::string& policy,
+                                const std::string& key) {
+  if (!context_.current().config().limits.contains(policy)) {
+    return not_found(call.req, "no policy named \"" + policy + "\"");
+  }
+  const std::string base = config::member_path(config::member_path("overrides", policy), key);
+  auto body = read_object(call.req, base);
+  if (auto* error = std::get_if<Response>(&body)) {
+    return std::move(*error);
+  }
+  ordered_json next = context_.current().json();
+  next["overrides"][policy][key] = std::move(std::get<ordered_json>(body));
+  return apply(call, std::move(next), "overrides", policy + "/" + context_.key_label(key),
+               [&](const config::Config& c) { return override_view(c, policy, key); });
+}
+
+Response AdminApi::delete_override(const Call& call, const std::string& policy,
+                                   const std::string& key) {
+  const config::Config& c = context_.current().config();
+  if (!c.limits.contains(policy)) {
+    return not_found(call.req, "no policy named \"" + policy + "\"");
+  }
+  if (override_view(c, policy, key).is_null()) {
+    return not_found(call.req, "no override for this key");
+  }
+  ordered_json next = context_.current().json();
+  ordered_json& keys = next["overrides"][policy];
+  keys.erase(key);
+  if (keys.empty()) {
+    next["overrides"].erase(policy);
+  }
+  return apply(call, std::move(next), "overrides", policy + "/" + context_.key_label(key),
+               [&](const config::Config& after) { return override_view(after, policy, key); });
+}
+
+net::awaitable<Response> AdminApi::key_state(const Call& call, const std::string& policy,
+                                             const std::string& key) {
+  const auto id = context_.current().config().limits.contains(policy) ? context_.store.find(policy)
+                                                                      : std::nullopt;
+  if (!id) {
+    co_return not_found(call.req, "no policy named \"" + policy + "\"");
+  }
+  auto state = context_.store.try_inspect(*id, key);
+  if (!state) {
+    state = co_await context_.store.inspect(*id, key, net::use_awaitable);
+  }
+  co_return reply(
+      call.req, http::status::ok,
+      {{"key", key},
+       {"count", state->count},
+       {"limit", state->limit},
+       {"remaining", state->remaining},
+       {"reset_ms", std::chrono::ceil<std::chrono::milliseconds>(state->reset).count()}});
+}
+
+Response AdminApi::backends(const Call& call) {
+  json out = json::object();
+  for (const auto& [name, backend] : context_.current().config().backends) {
+    breaker::BreakerSnapshot window;
+    if (const auto breaker = context_.breakers.find(name)) {
+      window = breaker->snapshot();  // the very window the breaker decides on
+    }
+    out[name] = {{"endpoints", config::endpoints_json(backend)},
+                 {"balance", config::to_string(backend.balance)},
+                 {"breaker", config::to_json(backend.breaker)},
+                 {"window",
+                  {{"requests", window.requests},
+                   {"accepts", window.accepts},
+                   {"drop_probability", window.drop_probability}}}};
+  }
+  return reply(call.req, http::status::ok, out);
+}
+
+Response AdminApi::put_breaker(const Call& call, const std::string& backend) {
+  if (!context_.current().config().backends.contains(backend)) {
+    return not_found(call.req, "no backend named \"" + backend + "\"");
+  }
+  const std::string base = config::member_path(config::member_path("backends", backend), "breaker");
+  auto body = read_object(call.req, base);
+  if (auto* error = std::get_if<Response>(&body)) {
+    return std::move(*error);
+  }
+  ordered_json next = context_.current().json();
+  ordered_json& breaker = next["backends"][backend]["breaker"];
+  if (!breaker.is_object()) {
+    breaker = ordered_json::object();
+  }
+  for (auto& [field, value] : std::get<ordered_json>(body).items()) {
+    breaker[field] = value;  // partial: what the body does not name stays as it was
+  }
+  return apply(call, std::move(next), "breaker", backend, [&](const config::Config& c) {
+    return config::to_json(c.backends.at(backend).breaker);
+  });
+}
+
+Response AdminApi::put_endpoints(const Call& call, const std::string& backend) {
+  if (!context_.current().config().backends.contains(backend)) {
+    return not_found(call.req, "no backend named \"" + backend + "\"");
+  }
+  const std::string base = config::member_path("backends", backend);
+  auto body = read_object(call.req, base);
+  if (auto* error = std::get_if<Response>(&body)) {
+    return std::move(*error);
+  }
+  auto endpoints = only_member(call.req, std::get<ordered_json>(body), base, "endpoints");
+  if (auto* error = std::get_if<Response>(&endpoints)) {
+    return std::move(*error);
+  }
+  ordered_json next = context_.current().json();
+  next["backends"][backend]["endpoints"] = std::move(std::get<ordered_json>(endpoints));
+  return apply(call, std::move(next), "endpoints", backend, [&](const config::Config& c) {
+    return json{{"endpoints", config::endpoints_json(c.backends.at(backend))}};
+  });
+}
+
+Response AdminApi::put_routes(const Call& call) {
+  auto body = read_object(call.req, "");
+  if (auto* error = std::get_if<Response>(&body)) {
+    return std::move(*error);
+  }
+  auto routes = only_member(call.req, std::get<ordered_json>(body), "", "routes");
+  if (auto* error = std::get_if<Response>(&routes)) {
+    return std::move(*error);
+  }
+  ordered_json next = context_.current().json();
+  next["routes"] = std::move(std::get<ordered_json>(routes));
+  return apply(call, std::move(next), "routes", "routes", [](const config::Config& c) {
+    return json{{"routes", config::routes_json(c)}};
+  });
+}
+
+Response AdminApi::apply(const Call& call, ordered_json next, std::string_view resource,
+                         const std::string& subject, const ViewFn& view) {
+  auto validated = config::ConfigDocument::from_json(std::move(next));
+  if (!validated.ok()) {
+    log_->info("admin change rejected peer={} resource={} name={} field={} error={}",
+               show(call.peer), resource, subject, validated.problems.front().path,
+               validated.problems.front().message);
+    return problems_reply(call.req, validated.problems);
+  }
+  const json before = view(context_.current().config());
+  const json after = view(validated.document->config());
+  if (auto error = context_.commit(std::move(*validated.document))) {
+    log_->error("admin change not applied peer={} resource={} name={} error={}", show(call.peer),
+                resource, subject, error->detail);
+    return reply(call.req,
+                 error->conflict ? http::status::conflict : http::status::internal_server_error,
+                 {{"error", error->conflict ? "config_file_changed" : "persist_failed"},
+                  {"detail", error->detail}});
+  }
+  context_.metrics.count_admin_change(resource);
+  log_->info("admin change peer={} resource={} name={} change={}", show(call.peer), resource,
+             subject, short_diff(before, after));
+  return after.is_null() ? no_content(call.req) : reply(call.req, http::status::ok, after);
+}
+
+}  // namespace sluice::admin

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gateway/admin/admin_server.hpp"
+#include "gateway/admin/bearer_auth.hpp"
+#include "gateway/breaker/breaker_registry.hpp"
+#include "gateway/config/config_document.hpp"
+#include "gateway/metrics/metrics.hpp"
+#include "gateway/store/limit_store.hpp"
+
+namespace sluice::admin {
+
+/// Why a valid change was not applied.
+struct CommitError {
+  /// True: the config file was edited on disk since sluice last read or wrote it, and writing
+  /// would lose that edit (409). False: writing failed (500).
+  bool conflict = false;
+  std::string detail;
+};
+
+/// What the admin API reads and changes; the gateway (the composition root) provides it. The
+/// references must outlive the API.
+struct AdminContext {
+  /// The config document the gateway runs on now.
+  std::function<const config::ConfigDocument&()> current;
+  /// Makes `next` the running config: written to the config file first (with admin.persist),
+  /// then installed for the next request on every thread. On an error nothing changed, in
+  /// memory or on disk.
+  std::function<std::optional<CommitError>(config::ConfigDocument next)> commit;
+  store::LimitStore& store;
+  breaker::BreakerRegistry& breakers;
+  metrics::Metrics& metrics;
+  /// How a raw user key appears in logs (the access log's `user` label).
+  std::function<std::string(std::string_view key)> key_label;
+};
+
+/// The `/admin/` REST API of SPEC §5: JSON in and out, bearer-token auth, validation of every
+/// change as part of the whole config (a bad body changes nothing), and an audit log line plus
+/// `sluice_admin_changes_total{resource}` for every accepted change. Changes edit the operator's
+/// config document, so persisting keeps everything else as written.
+///
+/// Confined to the admin thread (the control io_context). Changes never suspend between reading
+/// the current config and committing the next one, so concurrent admin requests are serialized
+/// and none is lost; only key lookups suspend (the store may answer asynchronously).
+class AdminApi {
+ public:
+  /// The `resource` label values of sluice_admin_changes_total.
+  static const std::vector<std::string_view>& resources();
+
+  AdminApi(AdminContext context, BearerAuth auth, std::shared_ptr<spdlog::logger> log);
+
+  /// Answers a request whose path starts with /admin/ from `peer`.
+  boost::asio::awaitable<Response> handle(const Request& req,
+                                          const boost::asio::ip::tcp::endpoint& peer);
+
+ private:
+  struct Call;
+  using ViewFn = std::function<nlohmann::json(const config::Config&)>;
+
+  Response route(const Call& call);
+  Response route_limits(const Call& call);
+  Response route_backend(const Call& call);
+  boost::asio::awaitable<Response> key_state(const Call& call, const std::string& policy,
+                                             const std::string& key);
+
+  Response put_policy(const Call& call, const std::string& policy);
+  Response delete_policy(const Call& call, const std::string& policy);
+  Response put_override(const Call& call, const std::string& policy, const std::string& key);
+  Response delete_override(const Call& call, const std::string& policy, const std::string& key);
+  Response backends(const Call& call);
+  Response put_breaker(const Call& call, const std::string& backend);
+  Response put_endpoints(const Call& call, const std::string& backend);
+  Response put_routes(const Call& call);
+
+  /// Validates `next` as a whole config; if valid, commits it, counts and logs the change, and
+  /// answers with `view` of the new config (204 when `view` gives null).
+  Response apply(const Call& call, nlohmann::ordered_json next, std::string_view resource,
+                 const std::string& subject, const ViewFn& view);
+
+  AdminContext context_;
+  BearerAuth auth_;
+  std::shared_ptr<spdlog::logger> log_;
+};
+
+}  // namespace sluice::admin

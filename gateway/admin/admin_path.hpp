@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sluice::admin {
+
+/// The segments of a request target's path, each percent-decoded (RFC 3986 §2.1), with the query
+/// dropped: "/admin/limits/std/keys/a%2Fb?x=1" -> {"admin", "limits", "std", "keys", "a/b"}.
+/// An empty segment (as in "/a//b" or a trailing "/") is kept as "". std::nullopt when the target
+/// does not start with "/" or a "%" is not followed by two hex digits. Stateless; thread-safe.
+[[nodiscard]] std::optional<std::vector<std::string>> path_segments(std::string_view target);
+
+}  // namespace sluice::admin

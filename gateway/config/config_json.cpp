@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/config/config_json.hpp"
+
+namespace sluice::config {
+namespace {
+
+using nlohmann::json;
+
+// null for an absent optional string.
+json optional_string(const std::optional<std::string>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json identity_json(const std::vector<IdentitySource>& sources) {
+  json list = json::array();
+  for (const auto& source : sources) {
+    switch (source.kind) {
+      case IdentitySource::Kind::kHeader:
+        list.push_back({{"header", source.header}});
+        break;
+      case IdentitySource::Kind::kBearer:
+        list.push_back({{"bearer", true}});
+        break;
+      case IdentitySource::Kind::kClientIp:
+        list.push_back({{"client_ip", true}});
+        break;
+    }
+  }
+  return list;
+}
+
+json store_json(const StoreConfig& store) {
+  json out{{"type", to_string(store.type)}, {"max_keys", store.max_keys}};
+  if (store.type == StoreType::kRedis) {
+    out["host"] = store.redis.host;
+    out["port"] = store.redis.port;
+    out["password_env"] = optional_string(store.redis.password_env);
+    out["timeout_ms"] = store.redis.timeout.count();
+    out["on_error"] = to_string(store.redis.on_error);
+  }
+  return out;
+}
+
+json http_json(const HttpConfig& http) {
+  json proxies = json::array();
+  for (const auto& cidr : http.trusted_proxies) {
+    proxies.push_back(to_string(cidr));
+  }
+  return {{"max_header_bytes", http.max_header_bytes},
+          {"max_body_bytes", http.max_body_bytes},
+          {"header_timeout_ms", http.header_timeout.count()},
+          {"idle_timeout_ms", http.idle_timeout.count()},
+          {"max_connections", http.max_connections},
+          {"trusted_proxies", std::move(proxies)}};
+}
+
+json overrides_json(const Config& config) {
+  json out = json::object();
+  for (const auto& [policy, keys] : config.overrides) {
+    json& entries = out[policy] = json::object();
+    for (const auto& [key, requests] : keys) {
+      entries[key] = {{"requests", requests}};
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+json to_json(const LimitPolicyConfig& policy) {
+  return {{"requests", policy.requests},
+          {"window_ms", policy.window.count()},
+          {"buckets", policy.buckets},
+          {"mode", to_string(policy.mode)}};
+}
+
+json to_json(const BreakerConfig& breaker) {
+  return {{"enabled", breaker.enabled},       {"k", breaker.k},
+          {"protection", breaker.protection}, {"window_ms", breaker.window.count()},
+          {"buckets", breaker.buckets},       {"failure_statuses", breaker.failure_statuses}};
+}
+
+json endpoints_json(const BackendConfig& backend) {
+  json list = json::array();
+  for (const auto& endpoint : backend.endpoints) {
+    list.push_back(to_string(endpoint));
+  }
+  return list;
+}
+
+json to_json(const BackendConfig& backend) {
+  return {{"endpoints", endpoints_json(backend)},
+          {"balance", to_string(backend.balance)},
+          {"connect_timeout_ms", backend.connect_timeout.count()},
+          {"timeout_ms", backend.timeout.count()},
+          {"max_idle_per_endpoint", backend.max_idle_per_endpoint},
+          {"breaker", to_json(backend.breaker)}};
+}
+
+json to_json(const RouteConfig& route) {
+  return {{"name", route.name},
+          {"prefix", route.prefix},
+          {"backend", route.backend},
+          {"limit", optional_string(route.limit)},
+          {"methods", route.methods.empty() ? json(nullptr) : json(route.methods)},
+          {"host", optional_string(route.host)},
+          {"strip_prefix", route.strip_prefix}};
+}
+
+json limits_json(const Config& config) {
+  json out = json::object();
+  for (const auto& [name, policy] : config.limits) {
+    out[name] = to_json(policy);
+  }
+  return out;
+}
+
+json routes_json(const Config& config) {
+  json list = json::array();
+  for (const auto& route : config.routes) {
+    list.push_back(to_json(route));
+  }
+  return list;
+}
+
+json to_json(const Config& config) {
+  json backends = json::object();
+  for (const auto& [name, backend] : config.backends) {
+    backends[name] = to_json(backend);
+  }
+  return {
+      {"listen", {{"address", config.listen.address}, {"port", config.listen.port}}},
+      {"admin",
+       {{"address", config.admin.address},
+        {"port", config.admin.port},
+        {"token_env", optional_string(config.admin.token_env)},
+        {"persist", config.admin.persist}}},
+      {"threads", config.threads},
+      {"drain_timeout_ms", config.drain_timeout.count()},
+      {"http", http_json(config.http)},
+      {"access_log", {{"enabled", config.access_log.enabled}, {"path", config.access_log.path}}},
+      {"identity", identity_json(config.identity)},
+      {"store", store_json(config.store)},
+      {"limits", limits_json(config)},
+      {"overrides", overrides_json(config)},
+      {"backends", std::move(backends)},
+      {"routes", routes_json(config)},
+  };
+}
+
+}  // namespace sluice::config

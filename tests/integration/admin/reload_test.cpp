@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+// SIGHUP re-reads every reloadable part of the file: limits, overrides, backends, breakers,
+// routes and timeouts; an invalid file keeps the old config and says why.
+#include <gtest/gtest.h>
+
+#include "tests/integration/admin/admin_fixture.hpp"
+#include "tests/support/metrics_text.hpp"
+
+namespace sluice::testing {
+namespace {
+
+using nlohmann::json;
+
+class ReloadTest : public AdminFixture {
+ protected:
+  static double reloads(const SluiceProcess& gateway, const char* result) {
+    return metric_value(scrape_metrics(gateway), "sluice_config_reloads_total",
+                        {{"result", result}});
+  }
+  static void reload_and_wait(SluiceProcess& gateway, std::string_view line) {
+    const std::size_t mark = gateway.process().line_count();
+    gateway.reload();
+    ASSERT_TRUE(gateway.process().wait_for_line_after(mark, line)) << gateway.process().output();
+  }
+};
+
+TEST_F(ReloadTest, AValidFileSwapsEveryReloadablePartAndKeepsTheCounts) {
+  DemoBackend other;
+  auto gateway = start();
+  auto client = admin(*gateway);
+  HttpClient proxy(gateway->proxy_port());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(status_for(proxy, "alice"), 200U);
+  }
+  json next = config;
+  next["limits"]["p"]["requests"] = 4;
+  next["overrides"] = {{"p", {{"vip", {{"requests", 1}}}}}};
+  next["backends"]["demo"]["endpoints"] = {other.endpoint()};
+  next["backends"]["demo"]["timeout_ms"] = 100;
+  next["backends"]["demo"]["breaker"] = {{"k", 3}};
+  next["http"] = {{"idle_timeout_ms", 30000}};
+  next["routes"][0]["prefix"] = "/api";
+  next["routes"][0]["strip_prefix"] = true;
+  gateway->rewrite_config(next);
+  reload_and_wait(*gateway, "reload ok");
+
+  const json effective = client.get("/admin/config").body;
+  EXPECT_EQ(effective["limits"]["p"]["requests"], 4);
+  EXPECT_EQ(effective["overrides"]["p"]["vip"]["requests"], 1);
+  EXPECT_EQ(effective["backends"]["demo"]["endpoints"], json::array({other.endpoint()}));
+  EXPECT_EQ(effective["backends"]["demo"]["timeout_ms"], 100);
+  EXPECT_EQ(effective["backends"]["demo"]["breaker"]["k"], 3.0);
+  EXPECT_EQ(effective["http"]["idle_timeout_ms"], 30000);
+  EXPECT_EQ(reloads(*gateway, "ok"), 1);
+  // Behaviour: the new route, endpoint, timeout, limit (with alice's 3 still counted), override.
+  const Response first = proxy.get("/api/ok", {{"X-API-Key", "alice"}});
+  EXPECT_EQ(first.result_int(), 200);
+  EXPECT_EQ(first["X-Backend-Port"], std::to_string(other.port()));
+  EXPECT_EQ(status_for(proxy, "alice", "/api/ok"), 429U);
+  EXPECT_EQ(status_for(proxy, "vip", "/api/ok"), 200U);
+  EXPECT_EQ(status_for(proxy, "vip", "/api/ok"), 429U);
+  EXPECT_EQ(proxy.get("/api/slow/1000", {{"X-API-Key", "bob"}}).result_int(), 504);
+}
+
+TEST_F(ReloadTest, AnInvalidFileKeepsTheOldConfigLogsEveryProblemAndCountsAnError) {
+  auto gateway = start();
+  auto client = admin(*gateway);
+  const json before = client.get("/admin/config").body;
+  json broken = config;
+  broken["limits"]["p"]["requests"] = -1;
+  broken["routes"][0]["backend"] = "nope";
+  gateway->rewrite_config(broken);
+  reload_and_wait(*gateway, "reload failed");
+  EXPECT_TRUE(gateway->process().wait_for_line(
+      "reload problem limits.p.requests: must be between 1 and 4294967295"));
+  EXPECT_TRUE(
+      gateway->process().wait_for_line("reload problem routes[0].backend: no such backend"));
+  EXPECT_EQ(client.get("/admin/config").body, before);
+  EXPECT_EQ(reloads(*gateway, "error"), 1);
+  EXPECT_EQ(reloads(*gateway, "ok"), 0);
+  HttpClient proxy(gateway->proxy_port());
+  EXPECT_EQ(status_for(proxy, "alice"), 200U);
+}
+
+TEST_F(ReloadTest, TheFileIsTheTruthAfterAReloadWhenChangesWereNotPersisted) {
+  auto gateway = start();
+  auto client = admin(*gateway);
+  ASSERT_EQ(client.put("/admin/limits/p", {{"requests", 1}, {"window_ms", 60000}}).status, 200U);
+  reload_and_wait(*gateway, "reload ok");
+  EXPECT_EQ(client.get("/admin/limits/p").body["requests"], 5);
+}
+
+}  // namespace
+}  // namespace sluice::testing

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/admin/admin_path.hpp"
+
+#include <gtest/gtest.h>
+
+namespace sluice::admin {
+namespace {
+
+using Segments = std::vector<std::string>;
+
+TEST(AdminPathTest, SplitsAndDecodesEachSegmentAndDropsTheQuery) {
+  EXPECT_EQ(path_segments("/admin/limits/std/keys/a%2Fb%20c?x=1"),
+            (Segments{"admin", "limits", "std", "keys", "a/b c"}));
+  EXPECT_EQ(path_segments("/admin/config"), (Segments{"admin", "config"}));
+  EXPECT_EQ(path_segments("/admin/limits/"), (Segments{"admin", "limits", ""}));
+  EXPECT_EQ(path_segments("/"), (Segments{""}));
+  EXPECT_EQ(path_segments("/a/%7e%7E"), (Segments{"a", "~~"}));
+}
+
+TEST(AdminPathTest, RejectsBadEncodingAndRelativeTargets) {
+  EXPECT_FALSE(path_segments("/admin/limits/%"));
+  EXPECT_FALSE(path_segments("/admin/limits/%2"));
+  EXPECT_FALSE(path_segments("/admin/limits/%zz"));
+  EXPECT_FALSE(path_segments("admin/limits"));
+  EXPECT_FALSE(path_segments(""));
+  EXPECT_FALSE(path_segments("http://host/admin"));
+}
+
+}  // namespace
+}  // namespace sluice::admin

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// to_json(Config): what the admin API shows is the effective config, and it reads back as the
+// same Config.
+#include "gateway/config/config_json.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/unit/config/config_test_support.hpp"
+
+namespace sluice::config {
+namespace {
+
+using nlohmann::json;
+using test_support::parsed;
+
+TEST(ConfigJsonTest, TheShippedConfigReadsBackAsTheSameConfig) {
+  std::ifstream in(std::string(SLUICE_SOURCE_DIR) + "/conf/sluice.json");
+  const Config config = parsed(json::parse(in));
+  EXPECT_EQ(parsed(to_json(config)), config);
+}
+
+TEST(ConfigJsonTest, EveryDefaultIsSpelledOut) {
+  const json out = to_json(parsed(test_support::valid_document()));
+  EXPECT_EQ(out["limits"]["standard"],
+            json::parse(R"({"requests":100,"window_ms":60000,"buckets":10,"mode":"enforce"})"));
+  EXPECT_EQ(out["backends"]["users"]["breaker"],
+            json::parse(R"({"enabled":true,"k":1.5,"protection":5.0,"window_ms":10000,
+                            "buckets":40,"failure_statuses":[500,502,503,504]})"));
+  EXPECT_EQ(out["routes"][0],
+            json::parse(R"({"name":"users","prefix":"/api/users","backend":"users",
+                            "limit":"standard","methods":null,"host":null,"strip_prefix":false})"));
+  EXPECT_EQ(out["admin"], json::parse(R"({"address":"127.0.0.1","port":9901,"token_env":null,
+                                          "persist":false})"));
+  EXPECT_EQ(out["identity"], json::parse(R"([{"client_ip":true}])"));
+  EXPECT_EQ(out["store"], json::parse(R"({"type":"memory","max_keys":1000000})"));
+  EXPECT_EQ(out["overrides"], json::object());
+}
+
+TEST(ConfigJsonTest, ARedisStoreAndEveryOptionalFieldRoundTrip) {
+  json document = test_support::valid_document();
+  document["store"] = json::parse(R"({"type":"redis","host":"redis.internal","port":6380,
+      "password_env":"REDIS_PASSWORD","timeout_ms":20,"on_error":"deny","max_keys":500})");
+  document["identity"] =
+      json::parse(R"([{"header":"X-API-Key"},{"bearer":true},{"client_ip":true}])");
+  document["http"] =
+      json::parse(R"({"trusted_proxies":["10.0.0.0/8","::1/128"],"max_connections":7})");
+  document["overrides"] = json::parse(R"({"standard":{"partner.42":{"requests":0}}})");
+  document["routes"][0]["methods"] = json::array({"GET", "POST"});
+  document["routes"][0]["host"] = "api.example.com";
+  document["routes"][0]["strip_prefix"] = true;
+  document["backends"]["users"]["balance"] = "least_request";
+  document["backends"]["users"]["breaker"] = json::parse(
+      R"({"enabled":false,"k":2.5,"protection":0,"window_ms":2000,"buckets":4,"failure_statuses":[]})");
+  const Config config = parsed(document);
+  const json out = to_json(config);
+  EXPECT_EQ(out["store"]["password_env"], "REDIS_PASSWORD");
+  EXPECT_EQ(out["http"]["trusted_proxies"], json::parse(R"(["10.0.0.0/8","::1/128"])"));
+  EXPECT_EQ(parsed(out), config);
+}
+
+}  // namespace
+}  // namespace sluice::config
