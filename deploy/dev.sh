@@ -90,10 +90,11 @@ cmd_test() {
     ctest --preset asan -j2
 
   # The TSan build is limited to the multi-threaded hammers (label "concurrency") and the
-  # gateway with its proxy integration tests (the test preset runs what was built).
+  # gateway with its proxy and admin integration tests (admin changes under proxy load); the
+  # test preset runs what was built.
   configure_and_build tsan store_concurrency_tests breaker_concurrency_tests \
-    proxy_integration_tests
-  log "test: TSan, concurrency and proxy integration tests"
+    proxy_integration_tests admin_integration_tests
+  log "test: TSan, concurrency, proxy and admin integration tests"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --preset tsan -j2
   log "test: all passed in $((SECONDS - started)) s"
 }
@@ -120,7 +121,8 @@ cmd_run() {
         http://127.0.0.1:8080/demo/ok; done | sort | uniq -c  # 100 x 200, then 5 x 429
       curl -s http://127.0.0.1:9901/metrics | grep '^sluice_'  # Prometheus metrics
     The limit is per user (here: your client IP) and per minute; `curl -i` shows RateLimit-Policy
-    and RateLimit on every answer, and Retry-After on a 429. Ctrl-C drains and stops.
+    and RateLimit on every answer, and Retry-After on a 429. Tune it live with the admin API
+    (docs/admin-api.md; open on loopback unless SLUICE_ADMIN_TOKEN is set). Ctrl-C drains and stops.
 TRY
   ./build/bin/sluice --config conf/sluice.json
 }
