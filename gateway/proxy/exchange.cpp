@@ -174,7 +174,9 @@ net::awaitable<void> fail(Context& c, GatewayError error) {
   options.request_id = c.request.request_id;
   options.head_request = c.request.head_request;
   options.fields = c.request.response_fields;
-  c.out.status = co_await reply_error(c.down, error, options, c.down_timeout());
+  const Replied replied = co_await reply_error(c.down, error, options, c.down_timeout());
+  c.out.status = replied.status;
+  c.out.bytes_out = replied.body_bytes;
   c.out.reusable = keep && c.out.status != 0;
 }
 

@@ -5,8 +5,8 @@
 
 namespace sluice::proxy {
 
-net::awaitable<unsigned> reply_error(beast::tcp_stream& down, GatewayError error,
-                                     const ReplyOptions& options, core::Duration timeout) {
+net::awaitable<Replied> reply_error(beast::tcp_stream& down, GatewayError error,
+                                    const ReplyOptions& options, core::Duration timeout) {
   const ErrorInfo& e = info(error);
   http::response<http::string_body> res(e.status, options.version == 10 ? 10 : 11);
   res.set(http::field::server, "sluice");
@@ -34,10 +34,10 @@ net::awaitable<unsigned> reply_error(beast::tcp_stream& down, GatewayError error
   if (options.head_request) {
     http::response_serializer<http::string_body> serializer(res);
     auto [ec, n] = co_await http::async_write_header(down, serializer, kAsTuple);
-    co_return ec ? 0U : res.result_int();
+    co_return ec ? Replied{} : Replied{res.result_int(), 0};
   }
   auto [ec, n] = co_await http::async_write(down, res, kAsTuple);
-  co_return ec ? 0U : res.result_int();
+  co_return ec ? Replied{} : Replied{res.result_int(), res.body().size()};
 }
 
 }  // namespace sluice::proxy

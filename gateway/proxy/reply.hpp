@@ -28,9 +28,14 @@ struct ReplyOptions {
   std::string_view body;               ///< replaces the default {"error": reason} body
 };
 
-/// Writes `{"error": reason}` (or options.body) with the error's status to the client. Returns the
-/// status sent, or 0 when the write failed.
-net::awaitable<unsigned> reply_error(beast::tcp_stream& down, GatewayError error,
-                                     const ReplyOptions& options, core::Duration timeout);
+/// What reply_error sent.
+struct Replied {
+  unsigned status = 0;           ///< the status sent, 0 when the write failed
+  std::uint64_t body_bytes = 0;  ///< body bytes sent (0 for HEAD or a failed write)
+};
+
+/// Writes `{"error": reason}` (or options.body) with the error's status to the client.
+net::awaitable<Replied> reply_error(beast::tcp_stream& down, GatewayError error,
+                                    const ReplyOptions& options, core::Duration timeout);
 
 }  // namespace sluice::proxy

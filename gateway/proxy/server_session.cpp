@@ -118,7 +118,9 @@ struct LogLine {
 net::awaitable<Served> reply(Worker& worker, beast::tcp_stream& down, GatewayError error,
                              const ReplyOptions& options, const config::HttpConfig& http_cfg,
                              LogLine& line) {
-  line.outcome.status = co_await reply_error(down, error, options, http_cfg.idle_timeout);
+  const Replied replied = co_await reply_error(down, error, options, http_cfg.idle_timeout);
+  line.outcome.status = replied.status;
+  line.outcome.bytes_out = replied.body_bytes;
   line.write(worker);
   const bool keep = options.keep_alive && line.outcome.status != 0;
   co_return Served{keep, !keep};

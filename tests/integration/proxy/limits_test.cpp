@@ -470,13 +470,17 @@ TEST_F(LimitsTest, TheAccessLogShowsTheLimitDecisionAndNeverTheRawCredential) {
   });
   SluiceProcess gateway(config);
   HttpClient client(gateway.proxy_port());
+  std::size_t last_body_bytes = 0;
   const auto send = [&](std::string_view target, const std::string& id, Headers headers) {
     headers.emplace_back("X-Request-Id", id);
-    return client.get(target, headers).result_int();
+    const Response res = client.get(target, headers);
+    last_body_bytes = res.body().size();
+    return res.result_int();
   };
   ASSERT_EQ(send("/ok", "lim-1", {{"X-API-Key", api_key}}), 200);
   ASSERT_EQ(send("/ok", "lim-2", {{"X-API-Key", api_key}}), 200);
   ASSERT_EQ(send("/ok", "lim-3", {{"X-API-Key", api_key}}), 429);
+  const std::size_t limited_body_bytes = last_body_bytes;
   ASSERT_EQ(send("/ok", "lim-4", {{"Authorization", "Bearer " + token}}), 200);
   ASSERT_EQ(send("/open/ok", "lim-5", {{"X-API-Key", api_key}}), 200);
 
@@ -498,6 +502,7 @@ TEST_F(LimitsTest, TheAccessLogShowsTheLimitDecisionAndNeverTheRawCredential) {
   EXPECT_EQ(third["limit"], "limited");
   EXPECT_EQ(third["status"], 429);
   EXPECT_EQ(third["route"], "limited");
+  EXPECT_EQ(third["bytes_out"], limited_body_bytes);  // the gateway's own JSON body counts too
   EXPECT_EQ(bearer["limit"], "allowed");
   EXPECT_EQ(open["limit"], "none");
   // The user is there, as the same short hash every time, and never as the credential.
