@@ -146,8 +146,10 @@ TEST_F(BreakerTest, LeavesOtherBackendsAloneWhileOneIsFailing) {
     EXPECT_EQ(res["X-Backend-Port"], std::to_string(healthy_.port()));
   }
   EXPECT_GE(drops, 1);  // the failing backend's breaker was open meanwhile
+  // The outcome is recorded just after the response is written: wait for the last one.
   const std::string text = scrape_until(gateway, [&](const std::string& t) {
-    return metric_value(t, "sluice_breaker_drops_total", {{"backend", "demo"}}) >= drops;
+    return metric_value(t, "sluice_breaker_drops_total", {{"backend", "demo"}}) >= drops &&
+           metric_value(t, "sluice_breaker_window_accepts", {{"backend", "healthy"}}) >= 30;
   });
   EXPECT_EQ(metric_value(text, "sluice_breaker_drops_total", {{"backend", "healthy"}}), 0);
   EXPECT_EQ(metric_value(text, "sluice_breaker_drop_probability", {{"backend", "healthy"}}), 0);
