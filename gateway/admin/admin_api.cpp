@@ -35,7 +35,7 @@ std::string show(const net::ip::tcp::endpoint& endpoint) {
 
 // What changed, as a JSON Patch from `before` to `after`, cut to a log-friendly length.
 std::string short_diff(const json& before, const json& after) {
-  std::string diff = json::diff(before, after).dump();
+  std::string diff = json::diff(before, after).dump(-1, ' ', false, json::error_handler_t::replace);
   if (diff.size() > kMaxLoggedChange) {
     diff.resize(kMaxLoggedChange);
     diff += "...";
@@ -88,7 +88,7 @@ net::awaitable<Response> AdminApi::handle(const Request& req, const net::ip::tcp
   }
   auto segments = path_segments(req.target());
   if (!segments) {
-    co_return field_error(req, "malformed percent-encoding in the path", "(path)");
+    co_return field_error(req, "malformed percent-encoding or UTF-8 in the path", "(path)");
   }
   segments->erase(segments->begin());  // "admin"
   const Call call{req, peer, std::move(*segments)};

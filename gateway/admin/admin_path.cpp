@@ -39,6 +39,46 @@ std::optional<std::string> percent_decode(std::string_view text) {
   return out;
 }
 
+// RFC 3629: well-formed UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF). Names and
+// keys end up in JSON documents, which must stay valid UTF-8 to be written at all.
+bool is_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    std::size_t length = 0;
+    unsigned min = 0;
+    unsigned code = 0;
+    if (lead < 0x80U) {
+      ++i;
+      continue;
+    }
+    if ((lead & 0xE0U) == 0xC0U) {
+      length = 2, min = 0x80U, code = lead & 0x1FU;
+    } else if ((lead & 0xF0U) == 0xE0U) {
+      length = 3, min = 0x800U, code = lead & 0x0FU;
+    } else if ((lead & 0xF8U) == 0xF0U) {
+      length = 4, min = 0x10000U, code = lead & 0x07U;
+    } else {
+      return false;
+    }
+    if (i + length > text.size()) {
+      return false;
+    }
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0U) != 0x80U) {
+        return false;
+      }
+      code = (code << 6U) | (next & 0x3FU);
+    }
+    if (code < min || code > 0x10FFFFU || (code >= 0xD800U && code <= 0xDFFFU)) {
+      return false;
+    }
+    i += length;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<std::vector<std::string>> path_segments(std::string_view target) {
@@ -53,7 +93,7 @@ std::optional<std::vector<std::string>> path_segments(std::string_view target) {
   for (;;) {
     const auto slash = target.find('/');
     auto decoded = percent_decode(target.substr(0, slash));
-    if (!decoded) {
+    if (!decoded || !is_utf8(*decoded)) {
       return std::nullopt;
     }
     segments.push_back(std::move(*decoded));

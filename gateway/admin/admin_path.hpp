@@ -11,7 +11,8 @@ namespace sluice::admin {
 /// The segments of a request target's path, each percent-decoded (RFC 3986 §2.1), with the query
 /// dropped: "/admin/limits/std/keys/a%2Fb?x=1" -> {"admin", "limits", "std", "keys", "a/b"}.
 /// An empty segment (as in "/a//b" or a trailing "/") is kept as "". std::nullopt when the target
-/// does not start with "/" or a "%" is not followed by two hex digits. Stateless; thread-safe.
+/// does not start with "/", a "%" is not followed by two hex digits, or a decoded segment is not
+/// well-formed UTF-8 (segments become JSON strings). Stateless; thread-safe.
 [[nodiscard]] std::optional<std::vector<std::string>> path_segments(std::string_view target);
 
 }  // namespace sluice::admin

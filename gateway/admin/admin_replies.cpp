@@ -30,7 +30,8 @@ Response reply(const Request& req, http::status status, const json& body) {
   Response res(status, req.version());
   res.set(http::field::content_type, "application/json");
   res.set(http::field::cache_control, "no-store");
-  res.body() = body.dump(2) + "\n";
+  // Replaced, never thrown: a reply must not fail on a stray byte (input is checked anyway).
+  res.body() = body.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   res.keep_alive(req.keep_alive());
   res.prepare_payload();
   return res;

@@ -83,6 +83,10 @@ TEST_F(AdminAuthTest, UnknownPathsAre404AndWrongMethods405WithAllow) {
   EXPECT_EQ(client.get("/admin/limits/nope").status, 404U);
   EXPECT_EQ(client.get("/admin/backends/nope/breaker").status, 404U);
   EXPECT_EQ(client.get("/admin/limits/p/%zz").status, 400U);
+  // A key that is not UTF-8 could never be written back as JSON: refused up front.
+  EXPECT_EQ(client.put("/admin/limits/p/overrides/%FF", {{"requests", 1}}).status, 400U);
+  EXPECT_EQ(client.get("/admin/limits/p/keys/%C0%AF").status, 400U);
+  EXPECT_EQ(client.get("/admin/config").status, 200U);
   const auto post = client.send(http::verb::post, "/admin/config", "{}");
   EXPECT_EQ(post.status, 405U);
   EXPECT_EQ(post.raw[http::field::allow], "GET");

@@ -26,5 +26,15 @@ TEST(AdminPathTest, RejectsBadEncodingAndRelativeTargets) {
   EXPECT_FALSE(path_segments("http://host/admin"));
 }
 
+TEST(AdminPathTest, AcceptsUtf8AndRejectsIllFormedBytes) {
+  EXPECT_EQ(path_segments("/k/caf%C3%A9"), (Segments{"k", "caf\xC3\xA9"}));
+  EXPECT_EQ(path_segments("/k/%F0%9F%98%80"), (Segments{"k", "\xF0\x9F\x98\x80"}));
+  EXPECT_FALSE(path_segments("/k/%FF"));           // never valid
+  EXPECT_FALSE(path_segments("/k/%C3"));           // truncated
+  EXPECT_FALSE(path_segments("/k/%C0%AF"));        // overlong "/"
+  EXPECT_FALSE(path_segments("/k/%ED%A0%80"));     // a surrogate
+  EXPECT_FALSE(path_segments("/k/%F4%90%80%80"));  // above U+10FFFF
+}
+
 }  // namespace
 }  // namespace sluice::admin
