@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/store/redis_protocol.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <new>
+#include <stdexcept>
+
+namespace sluice::store {
+namespace {
+
+RedisReply convert(const redisReply& r) {
+  RedisReply out;
+  switch (r.type) {
+    case REDIS_REPLY_STRING:
+      out.type = RedisReply::Type::kString;
+      out.text.assign(r.str, r.len);
+      break;
+    case REDIS_REPLY_STATUS:
+      out.type = RedisReply::Type::kStatus;
+      out.text.assign(r.str, r.len);
+      break;
+    case REDIS_REPLY_ERROR:
+      out.type = RedisReply::Type::kError;
+      out.text.assign(r.str, r.len);
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.type = RedisReply::Type::kInteger;
+      out.integer = r.integer;
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.type = RedisReply::Type::kArray;
+      out.elements.reserve(r.elements);
+      for (std::size_t i = 0; i < r.elements; ++i) {
+        out.elements.push_back(convert(*r.element[i]));  // NOLINT(*-pointer-arithmetic)
+      }
+      break;
+    default:
+      out.type = RedisReply::Type::kNil;
+      break;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string format_command(const std::vector<std::string_view>& args) {
+  std::vector<const char*> argv;
+  std::vector<std::size_t> lengths;
+  argv.reserve(args.size());
+  lengths.reserve(args.size());
+  for (const auto arg : args) {
+    argv.push_back(arg.data());
+    lengths.push_back(arg.size());
+  }
+  char* command = nullptr;
+  const int length =
+      redisFormatCommandArgv(&command, static_cast<int>(args.size()), argv.data(), lengths.data());
+  if (length < 0 || command == nullptr) {
+    throw std::bad_alloc();
+  }
+  std::string out(command, static_cast<std::size_t>(length));
+  redisFreeCommand(command);
+  return out;
+}
+
+void ReplyReader::Free::operator()(redisReader* reader) const noexcept {
+  redisReaderFree(reader);
+}
+
+ReplyReader::ReplyReader() : reader_(redisReaderCreate()) {
+  if (!reader_) {
+    throw std::bad_alloc();
+  }
+}
+
+ReplyReader::~ReplyReader() = default;
+
+void ReplyReader::reset() {
+  reader_.reset(redisReaderCreate());
+  if (!reader_) {
+    throw std::bad_alloc();
+  }
+}
+
+void ReplyReader::feed(std::string_view bytes) {
+  redisReaderFeed(reader_.get(), bytes.data(), bytes.size());
+}
+
+std::optional<RedisReply> ReplyReader::next(bool& protocol_error) {
+  void* raw = nullptr;
+  if (redisReaderGetReply(reader_.get(), &raw) != REDIS_OK) {
+    protocol_error = true;
+    return std::nullopt;
+  }
+  if (raw == nullptr) {
+    return std::nullopt;
+  }
+  auto* reply = static_cast<redisReply*>(raw);
+  RedisReply out = convert(*reply);
+  freeReplyObject(reply);
+  return out;
+}
+
+}  // namespace sluice::store

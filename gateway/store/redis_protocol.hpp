@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+struct redisReader;
+
+// RESP, the Redis wire protocol, through hiredis: hiredis formats commands and parses replies;
+// the sockets are ours (Asio). Replies are copied out of hiredis' objects into plain values.
+namespace sluice::store {
+
+/// One Redis reply as a plain value.
+struct RedisReply {
+  enum class Type { kString, kArray, kInteger, kNil, kStatus, kError };
+  Type type = Type::kNil;
+  std::int64_t integer = 0;
+  std::string text;  ///< kString, kStatus and kError
+  std::vector<RedisReply> elements;
+
+  [[nodiscard]] bool is_error() const noexcept { return type == Type::kError; }
+};
+
+/// A command as RESP bytes: `format_command({"EVALSHA", sha, "1", key, ...})`.
+[[nodiscard]] std::string format_command(const std::vector<std::string_view>& args);
+
+/// Parses a stream of replies fed in arbitrary pieces. Confined to one connection (one thread).
+class ReplyReader {
+ public:
+  ReplyReader();
+  ~ReplyReader();
+  ReplyReader(const ReplyReader&) = delete;
+  ReplyReader& operator=(const ReplyReader&) = delete;
+
+  /// Drops everything buffered (a new connection starts a new stream).
+  void reset();
+  void feed(std::string_view bytes);
+  /// The next complete reply, std::nullopt when more bytes are needed. Sets `protocol_error`
+  /// (and returns std::nullopt) when the stream is not RESP; the connection must then be reset.
+  std::optional<RedisReply> next(bool& protocol_error);
+
+ private:
+  struct Free {
+    void operator()(redisReader* reader) const noexcept;
+  };
+  std::unique_ptr<redisReader, Free> reader_;
+};
+
+}  // namespace sluice::store

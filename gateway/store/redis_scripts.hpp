@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+#include <string_view>
+
+// The server-side Lua scripts of the Redis store. Loaded once per connection (SCRIPT LOAD) and
+// called with EVALSHA; a NOSCRIPT reply (a restarted or flushed Redis) is answered by sending
+// the same call as EVAL, which also caches the script again.
+namespace sluice::store {
+
+struct RedisScript {
+  std::string_view source;
+  std::string sha1;  ///< lower-case hex, as EVALSHA takes it
+};
+
+/// The bucketed sliding window of the memory store, in one Redis hash per (policy, key).
+///   KEYS[1]  the hash: fields are bucket numbers (floor(now_ms / width_ms)) -> admitted count,
+///            plus "g" = "WIDTH_MS:BUCKETS", the shape the counts were made under
+///   ARGV     limit (after any override), window_ms, buckets, mode ("1" = decide and count,
+///            "0" = inspect only)
+///   returns  {allowed (0/1), count in the window after this request, limit, reset_ms,
+///            retry_after_ms}
+/// Time is Redis' TIME, so replicas never disagree on the clock. Expired buckets are deleted; a
+/// changed shape carries the in-window total into the current bucket (SPEC §4a); the hash
+/// expires about one window after its last write.
+[[nodiscard]] const RedisScript& sliding_window_script();
+
+/// The replica heartbeat of `on_error: local_share`: a sorted set of replica ids scored by
+/// expiry time.
+///   KEYS[1]  the set; ARGV: replica id, ttl_ms
+///   returns  the number of live replicas (this one included)
+[[nodiscard]] const RedisScript& heartbeat_script();
+
+}  // namespace sluice::store

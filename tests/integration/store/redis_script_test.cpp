@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+// The sliding-window Lua script against a real Redis: the same window as the memory store.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gateway/store/redis_scripts.hpp"
+#include "tests/support/redis_server.hpp"
+
+namespace sluice::store {
+namespace {
+
+using testing::RedisServer;
+
+class RedisScriptTest : public ::testing::Test {
+ protected:
+  RedisServer redis;
+
+  struct Result {
+    int allowed = 0;
+    long long count = 0;
+    long long limit = 0;
+    long long reset_ms = 0;
+    long long retry_ms = 0;
+  };
+
+  /// Runs the script with EVALSHA (loading it first) on `key`.
+  Result call(const std::string& key, int limit, int window_ms, int buckets, bool count = true) {
+    if (!loaded_) {
+      EXPECT_EQ(redis.command({"SCRIPT", "LOAD", std::string(sliding_window_script().source)}),
+                sliding_window_script().sha1);
+      loaded_ = true;
+    }
+    const std::string text =
+        redis.command({"EVALSHA", sliding_window_script().sha1, "1", key, std::to_string(limit),
+                       std::to_string(window_ms), std::to_string(buckets), count ? "1" : "0"});
+    Result r;
+    EXPECT_EQ(std::sscanf(text.c_str(), "%d,%lld,%lld,%lld,%lld", &r.allowed, &r.count,  // NOLINT
+                          &r.limit, &r.reset_ms, &r.retry_ms),
+              5)
+        << text;
+    return r;
+  }
+
+ private:
+  bool loaded_ = false;
+};
+
+TEST_F(RedisScriptTest, AdmitsExactlyTheLimitThenDeniesWithoutCounting) {
+  for (int i = 1; i <= 3; ++i) {
+    const Result r = call("{p:k}", 3, 60000, 10);
+    EXPECT_EQ(r.allowed, 1);
+    EXPECT_EQ(r.count, i);
+    EXPECT_EQ(r.limit, 3);
+    EXPECT_GT(r.reset_ms, 54000);  // the first bucket leaves in 54..60 s
+    EXPECT_LE(r.reset_ms, 60000);
+    EXPECT_EQ(r.retry_ms, 0);
+  }
+  const Result denied = call("{p:k}", 3, 60000, 10);
+  EXPECT_EQ(denied.allowed, 0);
+  EXPECT_EQ(denied.count, 3);  // a denied request is not counted
+  EXPECT_GT(denied.retry_ms, 54000);
+  EXPECT_LE(denied.retry_ms, 60000);
+  EXPECT_EQ(call("{p:other}", 3, 60000, 10).count, 1);  // keys apart
+}
+
+TEST_F(RedisScriptTest, InspectingCountsNothing) {
+  call("{p:k}", 5, 60000, 10);
+  const Result r = call("{p:k}", 5, 60000, 10, /*count=*/false);
+  EXPECT_EQ(r.count, 1);
+  EXPECT_EQ(call("{p:k}", 5, 60000, 10, false).count, 1);
+  EXPECT_EQ(call("{p:never}", 5, 60000, 10, false).count, 0);
+  EXPECT_EQ(redis.command({"EXISTS", "{p:never}"}), "0");  // nothing stored for a lookup
+}
+
+TEST_F(RedisScriptTest, OldBucketsSlideOutOfTheWindow) {
+  EXPECT_EQ(call("{p:k}", 2, 400, 4).allowed, 1);
+  EXPECT_EQ(call("{p:k}", 2, 400, 4).allowed, 1);
+  EXPECT_EQ(call("{p:k}", 2, 400, 4).allowed, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(450));
+  const Result r = call("{p:k}", 2, 400, 4);
+  EXPECT_EQ(r.allowed, 1);
+  EXPECT_EQ(r.count, 1);
+  // Expired buckets are deleted: one bucket field plus the shape.
+  EXPECT_EQ(redis.command({"HLEN", "{p:k}"}), "2");
+}
+
+TEST_F(RedisScriptTest, TheLimitArgumentIsTheOverride) {
+  EXPECT_EQ(call("{p:vip}", 1, 60000, 10).allowed, 1);
+  EXPECT_EQ(call("{p:vip}", 1, 60000, 10).allowed, 0);
+  const Result raised = call("{p:vip}", 5, 60000, 10);  // the same counts, a higher limit
+  EXPECT_EQ(raised.allowed, 1);
+  EXPECT_EQ(raised.count, 2);
+  const Result blocked = call("{p:blocked}", 0, 60000, 10);
+  EXPECT_EQ(blocked.allowed, 0);
+  EXPECT_EQ(blocked.retry_ms, 60000);  // a blocking override: one whole window
+}
+
+TEST_F(RedisScriptTest, TheHashExpiresAboutOneWindowAfterItsLastWrite) {
+  call("{p:k}", 5, 60000, 10);
+  const long long ttl = std::stoll(redis.command({"PTTL", "{p:k}"}));
+  EXPECT_GT(ttl, 60000);
+  EXPECT_LE(ttl, 66000);  // window + one bucket
+}
+
+TEST_F(RedisScriptTest, ANewShapeCarriesTheInWindowCountIntoTheCurrentBucket) {
+  for (int i = 0; i < 3; ++i) {
+    call("{p:k}", 5, 60000, 10);
+  }
+  const Result reshaped = call("{p:k}", 5, 30000, 60, /*count=*/false);
+  EXPECT_EQ(reshaped.count, 3);  // never a fresh allowance
+  EXPECT_EQ(redis.command({"HGET", "{p:k}", "g"}), "500:60");
+  EXPECT_EQ(call("{p:k}", 5, 30000, 60).count, 4);
+  EXPECT_EQ(call("{p:k}", 5, 30000, 60).count, 5);
+  EXPECT_EQ(call("{p:k}", 5, 30000, 60).allowed, 0);
+}
+
+}  // namespace
+}  // namespace sluice::store

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tests/support/redis_server.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <csignal>
+#include <stdexcept>
+
+namespace sluice::testing {
+namespace {
+
+std::uint16_t free_port() {
+  boost::asio::io_context ioc;
+  boost::asio::ip::tcp::acceptor acceptor(
+      ioc, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+  return acceptor.local_endpoint().port();
+}
+
+std::string render(const redisReply& reply) {
+  switch (reply.type) {
+    case REDIS_REPLY_INTEGER:
+      return std::to_string(reply.integer);
+    case REDIS_REPLY_NIL:
+      return "(nil)";
+    case REDIS_REPLY_ARRAY: {
+      std::string out;
+      for (std::size_t i = 0; i < reply.elements; ++i) {
+        out += (i == 0 ? "" : ",") + render(*reply.element[i]);  // NOLINT(*-pointer-arithmetic)
+      }
+      return out;
+    }
+    default:
+      return std::string(reply.str, reply.len);
+  }
+}
+
+}  // namespace
+
+RedisServer::RedisServer() : port_(free_port()) {
+  start();
+}
+
+RedisServer::~RedisServer() {
+  stop();
+}
+
+void RedisServer::start() {
+  if (process_) {
+    return;
+  }
+  process_ = std::make_unique<ChildProcess>(std::vector<std::string>{
+      SLUICE_REDIS_SERVER, "--bind", "127.0.0.1", "--port", std::to_string(port_), "--save", "",
+      "--appendonly", "no", "--enable-debug-command", "yes", "--loglevel", "notice"});
+  if (!process_->wait_for_line("Ready to accept connections", kDefaultTimeout)) {
+    const std::string output = process_->output();
+    process_.reset();
+    throw std::runtime_error("redis-server did not start on port " + std::to_string(port_) + ":\n" +
+                             output);
+  }
+}
+
+void RedisServer::stop() {
+  if (process_) {
+    process_->send_signal(SIGKILL);
+    process_->wait_exit();
+    process_.reset();
+  }
+}
+
+std::string RedisServer::command(const std::vector<std::string>& args) const {
+  const timeval timeout{5, 0};
+  redisContext* context = redisConnectWithTimeout("127.0.0.1", port_, timeout);
+  if (context == nullptr || context->err != 0) {
+    const std::string error = context != nullptr ? context->errstr : "out of memory";
+    redisFree(context);
+    throw std::runtime_error("cannot connect to redis on port " + std::to_string(port_) + ": " +
+                             error);
+  }
+  std::vector<const char*> argv;
+  std::vector<std::size_t> lengths;
+  for (const auto& arg : args) {
+    argv.push_back(arg.c_str());
+    lengths.push_back(arg.size());
+  }
+  auto* reply = static_cast<redisReply*>(
+      redisCommandArgv(context, static_cast<int>(args.size()), argv.data(), lengths.data()));
+  if (reply == nullptr) {
+    const std::string error = context->errstr;
+    redisFree(context);
+    throw std::runtime_error("redis command failed: " + error);
+  }
+  std::string text = render(*reply);
+  freeReplyObject(reply);
+  redisFree(context);
+  return text;
+}
+
+}  // namespace sluice::testing

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/support/child_process.hpp"
+#include "tests/support/timeouts.hpp"
+
+namespace sluice::testing {
+
+/// A real `redis-server` (path from the SLUICE_REDIS_SERVER compile definition that
+/// sluice_test_harness carries) for tests, on 127.0.0.1 and a free port, without persistence and
+/// with DEBUG enabled (DEBUG SLEEP makes it slow on purpose). The constructor returns once it
+/// accepts connections and throws std::runtime_error (with its output) otherwise. stop() and
+/// start() kill and restart it on the same port, as an outage does.
+///
+/// Thread-safety: confined to the test's thread, except command(), which opens its own
+/// connection. The destructor stops the server.
+class RedisServer {
+ public:
+  RedisServer();
+  ~RedisServer();
+  RedisServer(const RedisServer&) = delete;
+  RedisServer& operator=(const RedisServer&) = delete;
+
+  [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+
+  /// SIGKILL: gone at once, like a crashed or unreachable Redis.
+  void stop();
+  /// Starts it again on the same port (empty: nothing was persisted).
+  void start();
+  [[nodiscard]] bool running() const noexcept { return process_ != nullptr; }
+
+  /// Runs one command on a fresh connection (hiredis, blocking, 5 s timeout) and returns the
+  /// reply as text: a string, status or error as is, an integer in decimal, nil as "(nil)", an
+  /// array as its elements joined by ",". Throws std::runtime_error when Redis cannot be reached.
+  std::string command(const std::vector<std::string>& args) const;
+
+ private:
+  std::uint16_t port_ = 0;
+  std::unique_ptr<ChildProcess> process_;
+};
+
+}  // namespace sluice::testing
