@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/app/gateway.hpp"
 
-#include <sys/socket.h>
-
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <csignal>
 #include <set>
 
+#include "gateway/app/listen_socket.hpp"
 #include "gateway/config/config_loader.hpp"
 #include "gateway/log/logging.hpp"
 #include "gateway/proxy/traffic_policy.hpp"
@@ -29,23 +28,6 @@ std::size_t thread_count(const config::Config& config) {
   return config.threads != 0 ? config.threads : std::max(1U, std::thread::hardware_concurrency());
 }
 
-tcp::acceptor make_acceptor(net::io_context& ioc, const tcp::endpoint& endpoint, bool reuse_port,
-                            boost::system::error_code& ec) {
-  tcp::acceptor acceptor(ioc);
-  if (acceptor.open(endpoint.protocol(), ec)) {
-    return acceptor;
-  }
-  acceptor.set_option(net::socket_base::reuse_address(true), ec);
-  if (reuse_port) {
-    // One listening socket per worker on the same port; the kernel spreads connections.
-    acceptor.set_option(net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true), ec);
-  }
-  if (!ec && !acceptor.bind(endpoint, ec)) {
-    acceptor.listen(net::socket_base::max_listen_connections, ec);
-  }
-  return acceptor;
-}
-
 // The admin bearer token: the value of the env var admin.token_env names, if set and not empty.
 std::optional<std::string> read_admin_token(const config::AdminConfig& admin) {
   if (!admin.token_env) {
@@ -58,12 +40,6 @@ std::optional<std::string> read_admin_token(const config::AdminConfig& admin) {
   return std::string(value);
 }
 
-std::string show(const tcp::endpoint& endpoint) {
-  const auto address = endpoint.address();
-  return (address.is_v6() ? "[" + address.to_string() + "]" : address.to_string()) + ":" +
-         std::to_string(endpoint.port());
-}
-
 }  // namespace
 
 Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument document)
@@ -73,17 +49,14 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
       admin_token_(read_admin_token(config_->admin)),
       log_(log::get("app")),
       metrics_(SLUICE_VERSION),
-      store_(clock_, store::MemoryStore::Options{.max_keys = config_->store.max_keys, .shards = 0}),
+      store_(make_store(config_->store, clock_, random_, metrics_)),
       breakers_(clock_, random_),
-      shared_{store_, breakers_, metrics_},
+      shared_{*store_.store, breakers_, metrics_},
       snapshots_(std::make_shared<const proxy::Snapshot>(config_, shared_)),
       gate_(config_->http.max_connections),
       access_log_(config_->access_log),
       services_(clock_, snapshots_, gate_, access_log_, shared_, log::get("proxy")) {
-  services_.store_ok = &metrics_.store_operation("memory", "ok");
-  metrics_.store_operation("memory", "error");
-  metrics_.store_operation("memory", "timeout");
-  metrics_.store_fallback("memory").Set(0);
+  services_.store_ok = store_.memory_ok;
   metrics_.on_scrape([this] { refresh_gauges(); });
   for (const auto resource : admin::AdminApi::resources()) {
     metrics_.admin_changes(resource);  // every series exists from the start, at 0
@@ -92,7 +65,7 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
       admin::AdminContext{
           .current = [this]() -> const config::ConfigDocument& { return document_; },
           .commit = [this](config::ConfigDocument next) { return commit(std::move(next)); },
-          .store = store_,
+          .store = *store_.store,
           .breakers = breakers_,
           .metrics = metrics_,
           .key_label =
@@ -103,6 +76,12 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
   workers_.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     workers_.push_back(std::make_unique<proxy::Worker>(services_, i));
+    if (store_.redis != nullptr) {
+      store_.redis->add_connection(workers_.back()->context());  // slot i
+    }
+  }
+  if (store_.redis != nullptr) {
+    store_.redis->add_connection(control_);  // slot n: admin lookups and the heartbeat
   }
 }
 
@@ -115,14 +94,15 @@ Gateway::~Gateway() {
       thread.join();
     }
   }
+  if (store_.redis != nullptr) {
+    store_.redis->stop();  // its sockets go before the io_contexts they live on
+  }
   gate_.clear_wakers();
 }
 
 int Gateway::run() {
-  if (config_->store.type != config::StoreType::kMemory) {
-    // TODO(issue-6): the Redis store.
-    log_->error("store.type={} is not available in this build; use \"memory\"",
-                config::to_string(config_->store.type));
+  if (store_.error) {
+    log_->error("refusing to start: {}", *store_.error);
     return 1;
   }
   // Signals first: once the "ready" line is out (bind_admin), a SIGHUP must reload, not kill.
@@ -134,9 +114,19 @@ int Gateway::run() {
   }
   schedule_sweep();
   wait_for_signal();
+  if (store_.redis != nullptr) {
+    store_.redis->start();
+    store_.redis->bind_thread(workers_.size());  // this thread runs control_
+    schedule_heartbeat();
+  }
   threads_.reserve(workers_.size());
-  for (auto& worker : workers_) {
-    threads_.emplace_back([w = worker.get()] { w->context().run(); });
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    threads_.emplace_back([this, i, w = workers_[i].get()] {
+      if (store_.redis != nullptr) {
+        store_.redis->bind_thread(i);
+      }
+      w->context().run();
+    });
   }
   control_.run();
   for (auto& worker : workers_) {
@@ -297,7 +287,7 @@ void Gateway::install(config::ConfigDocument document) {
   // Requests still on the old snapshot may use a removed policy: the store admits them.
   for (const auto& [name, policy] : config_->limits) {
     if (!next->limits.contains(name)) {
-      store_.remove(name);
+      store_.store->remove(name);
     }
   }
   std::set<std::string, std::less<>> backends;
@@ -319,8 +309,8 @@ void Gateway::refresh_gauges() {
     m.window_accepts->Set(static_cast<double>(window.accepts));
   }
   for (const auto& [name, policy] : config_->limits) {
-    if (const auto id = store_.find(name)) {
-      metrics_.policy(name).tracked_keys->Set(static_cast<double>(store_.tracked_keys(*id)));
+    if (const auto id = store_.store->find(name)) {
+      metrics_.policy(name).tracked_keys->Set(static_cast<double>(store_.store->tracked_keys(*id)));
     }
   }
 }
@@ -331,6 +321,16 @@ void Gateway::schedule_sweep() {
     if (!ec) {
       store_.sweep_idle();
       schedule_sweep();
+    }
+  });
+}
+
+void Gateway::schedule_heartbeat() {
+  store_.redis->heartbeat();
+  heartbeat_timer_.expires_after(std::chrono::seconds(1));
+  heartbeat_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) {
+      schedule_heartbeat();
     }
   });
 }
@@ -386,6 +386,7 @@ void Gateway::finish() {
   boost::system::error_code ignored;
   signals_.cancel(ignored);
   sweep_timer_.cancel();
+  heartbeat_timer_.cancel();
   if (admin_) {
     admin_->stop();
   }

@@ -16,6 +16,7 @@
 #include "gateway/admin/admin_api.hpp"
 #include "gateway/admin/admin_server.hpp"
 #include "gateway/app/config_file.hpp"
+#include "gateway/app/store_setup.hpp"
 #include "gateway/breaker/breaker_registry.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/config/config_document.hpp"
@@ -61,6 +62,7 @@ class Gateway {
   /// Scrape hook: sets the gauges that mirror live state.
   void refresh_gauges();
   void schedule_sweep();
+  void schedule_heartbeat();
   void begin_drain();
   void check_drain();
   void finish();
@@ -73,7 +75,7 @@ class Gateway {
   core::SteadyClock clock_;
   core::SystemRandom random_;
   metrics::Metrics metrics_;
-  store::MemoryStore store_;
+  StoreSetup store_;
   breaker::BreakerRegistry breakers_;
   proxy::SharedState shared_;
   proxy::SnapshotSource snapshots_;
@@ -86,7 +88,8 @@ class Gateway {
   boost::asio::io_context control_{1};  ///< main thread: admin listener, signals, drain timer
   boost::asio::signal_set signals_{control_};
   boost::asio::steady_timer drain_timer_{control_};
-  boost::asio::steady_timer sweep_timer_{control_};  ///< forgets idle limiter keys
+  boost::asio::steady_timer sweep_timer_{control_};      ///< forgets idle limiter keys
+  boost::asio::steady_timer heartbeat_timer_{control_};  ///< Redis replica heartbeat
   std::unique_ptr<admin::AdminApi> admin_api_;
   std::shared_ptr<admin::AdminServer> admin_;
   boost::asio::ip::tcp::endpoint proxy_endpoint_;

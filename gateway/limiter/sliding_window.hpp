@@ -21,6 +21,9 @@ struct LimitDecision {
   core::Duration reset{};
   /// Denied only: until a request would be admitted again (`Retry-After`); zero when allowed.
   core::Duration retry_after{};
+  /// Denied because the shared store could not decide (`on_error: deny`): answered 503
+  /// limit_store_unavailable, not 429 (SPEC §4a).
+  bool unavailable = false;
 };
 
 /// The state of a key without deciding anything (admin lookups).

@@ -11,7 +11,7 @@ namespace {
 using boost::beast::http::status;
 
 // Indexed by GatewayError.
-constexpr std::array<ErrorInfo, 11> kErrors{{
+constexpr std::array<ErrorInfo, 12> kErrors{{
     {status::too_many_requests, "rate_limited"},
     {status::service_unavailable, "backend_unavailable"},
     {status::not_found, "no_route"},
@@ -23,6 +23,7 @@ constexpr std::array<ErrorInfo, 11> kErrors{{
     {status::request_header_fields_too_large, "header_too_large"},
     {status::payload_too_large, "payload_too_large"},
     {status::request_timeout, "header_timeout"},
+    {status::service_unavailable, "limit_store_unavailable"},
 }};
 
 }  // namespace

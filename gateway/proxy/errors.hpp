@@ -23,6 +23,7 @@ enum class GatewayError {
   kHeaderTooLarge,
   kPayloadTooLarge,
   kHeaderTimeout,
+  kLimitStoreUnavailable,  ///< the shared limit store failed and on_error is "deny"
 };
 
 struct ErrorInfo {

@@ -209,7 +209,15 @@ bool judge(Services& svc, const RouteLimit& limit, const limiter::LimitDecision&
 }
 
 net::awaitable<Served> reply_limited(Worker& worker, const RouteLimit& limit,
-                                     const RateLimitFields& fields, Routed& r) {
+                                     const RateLimitFields& fields, bool store_unavailable,
+                                     Routed& r) {
+  if (store_unavailable) {  // on_error "deny" (SPEC §4a): 503, not 429
+    r.options.keep_alive = r.keep_wanted && discard_buffered_body(r.parser, r.buffer);
+    r.options.retry_after_s = 1;
+    r.options.fields = {};
+    co_return co_await reply(worker, r.down, GatewayError::kLimitStoreUnavailable, r.options,
+                             r.http_cfg, r.line);
+  }
   const std::string body = limited_body(limit, fields.retry_after_s);
   r.options.keep_alive = r.keep_wanted && discard_buffered_body(r.parser, r.buffer);
   r.options.retry_after_s = static_cast<unsigned>(fields.retry_after_s);
@@ -247,7 +255,7 @@ net::awaitable<Served> serve_routed(Worker& worker, const Snapshot& snapshot, co
       decision = later;
     }
     if (judge(svc, limit, *decision, r, fields)) {
-      co_return co_await reply_limited(worker, limit, fields, r);
+      co_return co_await reply_limited(worker, limit, fields, decision->unavailable, r);
     }
   }
   line.breaker = backend.config().breaker.enabled ? "pass" : "off";

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/app/listen_socket.hpp"
+
+#include <sys/socket.h>
+
+namespace sluice::app {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+tcp::acceptor make_acceptor(net::io_context& ioc, const tcp::endpoint& endpoint, bool reuse_port,
+                            boost::system::error_code& ec) {
+  tcp::acceptor acceptor(ioc);
+  if (acceptor.open(endpoint.protocol(), ec)) {
+    return acceptor;
+  }
+  acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (reuse_port) {
+    acceptor.set_option(net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true), ec);
+  }
+  if (!ec && !acceptor.bind(endpoint, ec)) {
+    acceptor.listen(net::socket_base::max_listen_connections, ec);
+  }
+  return acceptor;
+}
+
+std::string show(const tcp::endpoint& endpoint) {
+  const auto address = endpoint.address();
+  return (address.is_v6() ? "[" + address.to_string() + "]" : address.to_string()) + ":" +
+         std::to_string(endpoint.port());
+}
+
+}  // namespace sluice::app

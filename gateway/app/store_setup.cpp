@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/app/store_setup.hpp"
+
+#include <array>
+#include <cstdlib>
+
+#include "gateway/log/logging.hpp"
+
+namespace sluice::app {
+namespace {
+
+store::RedisStore::OnError on_error_of(config::OnError mode) {
+  switch (mode) {
+    case config::OnError::kLocal:
+      return store::RedisStore::OnError::kLocal;
+    case config::OnError::kAllow:
+      return store::RedisStore::OnError::kAllow;
+    case config::OnError::kDeny:
+      return store::RedisStore::OnError::kDeny;
+    case config::OnError::kLocalShare:
+      break;
+  }
+  return store::RedisStore::OnError::kLocalShare;
+}
+
+}  // namespace
+
+StoreSetup make_store(const config::StoreConfig& config, const core::Clock& clock,
+                      core::Random& random, metrics::Metrics& metrics) {
+  StoreSetup setup;
+  const std::string_view name = config::to_string(config.type);
+  // Indexed by store::RedisStore::Outcome: kOk, kError, kTimeout.
+  const std::array<prometheus::Counter*, 3> operations{&metrics.store_operation(name, "ok"),
+                                                       &metrics.store_operation(name, "error"),
+                                                       &metrics.store_operation(name, "timeout")};
+  prometheus::Gauge& fallback = metrics.store_fallback(name);
+  fallback.Set(0);
+  if (config.type == config::StoreType::kMemory) {
+    auto memory = std::make_unique<store::MemoryStore>(
+        clock, store::MemoryStore::Options{.max_keys = config.max_keys, .shards = 0});
+    setup.memory = memory.get();
+    setup.memory_ok = operations[0];
+    setup.store = std::move(memory);
+    return setup;
+  }
+  store::RedisStore::Options options;
+  options.host = config.redis.host;
+  options.port = config.redis.port;
+  options.timeout = config.redis.timeout;
+  options.on_error = on_error_of(config.redis.on_error);
+  options.max_keys = config.max_keys;
+  if (config.redis.password_env) {
+    const char* password = std::getenv(config.redis.password_env->c_str());  // NOLINT
+    if (password == nullptr || *password == '\0') {
+      setup.error = "store.password_env names " + *config.redis.password_env +
+                    ", which is not set: the Redis store cannot authenticate";
+    } else {
+      options.password = std::string(password);
+    }
+  }
+  store::RedisStore::Observer observer{
+      .operation =
+          [operations](store::RedisStore::Outcome outcome) {
+            operations[static_cast<std::size_t>(outcome)]->Increment();
+          },
+      .fallback = [&fallback](bool active) { fallback.Set(active ? 1 : 0); },
+  };
+  auto redis = std::make_unique<store::RedisStore>(clock, random, std::move(options),
+                                                   std::move(observer), log::get("store"));
+  setup.redis = redis.get();
+  setup.store = std::move(redis);
+  return setup;
+}
+
+}  // namespace sluice::app

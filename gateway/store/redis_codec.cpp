@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/store/redis_codec.hpp"
+
+#include <array>
+#include <charconv>
+#include <chrono>
+
+namespace sluice::store {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr std::string_view kHex = "0123456789abcdef";
+
+struct ScriptReply {
+  std::int64_t allowed = 0;
+  std::int64_t count = 0;
+  std::int64_t limit = 0;
+  std::int64_t reset_ms = 0;
+  std::int64_t retry_ms = 0;
+};
+
+std::optional<ScriptReply> script_reply(const RedisReply& reply) {
+  if (reply.type != RedisReply::Type::kArray || reply.elements.size() != 5) {
+    return std::nullopt;
+  }
+  std::array<std::int64_t, 5> v{};
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (reply.elements[i].type != RedisReply::Type::kInteger) {
+      return std::nullopt;
+    }
+    v[i] = reply.elements[i].integer;
+  }
+  return ScriptReply{v[0], v[1], v[2], v[3], v[4]};
+}
+
+std::uint32_t remaining_of(std::int64_t limit, std::int64_t count) {
+  return count < limit ? static_cast<std::uint32_t>(limit - count) : 0U;
+}
+
+}  // namespace
+
+std::string random_hex(core::Random& random, std::size_t bytes) {
+  std::string out;
+  for (std::size_t i = 0; i < bytes; ++i) {
+    const auto byte = static_cast<unsigned>(random.next_unit() * 256.0) & 0xFFU;
+    out.push_back(kHex[byte >> 4U]);
+    out.push_back(kHex[byte & 0xFU]);
+  }
+  return out;
+}
+
+std::optional<core::KeyedHash> hash_from_hex(std::string_view hex) {
+  core::KeyedHash::Key key{};
+  if (hex.size() != key.size() * 2) {
+    return std::nullopt;
+  }
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    unsigned value = 0;
+    const char* first = hex.data() + 2 * i;
+    if (std::from_chars(first, first + 2, value, 16).ptr != first + 2) {
+      return std::nullopt;
+    }
+    key[i] = static_cast<std::uint8_t>(value);
+  }
+  return core::KeyedHash(key);
+}
+
+std::string window_key(std::string_view policy, std::uint64_t key_hash) {
+  std::string hex(16, '0');
+  for (std::size_t i = 16; i-- > 0;) {
+    hex[i] = kHex[key_hash & 0xFU];
+    key_hash >>= 4U;
+  }
+  return "sluice:{" + std::string(policy) + ":" + hex + "}";
+}
+
+std::optional<limiter::LimitDecision> decision_from(const RedisReply& reply) {
+  const auto r = script_reply(reply);
+  if (!r) {
+    return std::nullopt;
+  }
+  limiter::LimitDecision d;
+  d.allowed = r->allowed == 1;
+  d.limit = static_cast<std::uint32_t>(r->limit);
+  d.remaining = d.allowed ? remaining_of(r->limit, r->count) : 0U;
+  d.reset = milliseconds(r->reset_ms);
+  d.retry_after = milliseconds(r->retry_ms);
+  return d;
+}
+
+std::optional<limiter::KeyState> state_from(const RedisReply& reply) {
+  const auto r = script_reply(reply);
+  if (!r) {
+    return std::nullopt;
+  }
+  return limiter::KeyState{.count = static_cast<std::uint32_t>(r->count),
+                           .limit = static_cast<std::uint32_t>(r->limit),
+                           .remaining = remaining_of(r->limit, r->count),
+                           .reset = milliseconds(r->reset_ms)};
+}
+
+}  // namespace sluice::store

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gateway/core/keyed_hash.hpp"
+#include "gateway/core/random.hpp"
+#include "gateway/limiter/sliding_window.hpp"
+#include "gateway/store/redis_protocol.hpp"
+
+// What the Redis store writes to and reads from Redis: key names, the shared hash key, and the
+// sliding-window script's replies. Stateless functions; thread-safe.
+namespace sluice::store {
+
+/// `bytes` random bytes as lower-case hex.
+[[nodiscard]] std::string random_hex(core::Random& random, std::size_t bytes);
+/// The hash of a 32-hex-digit key (as kept in `sluice:hash-key`), or nullopt.
+[[nodiscard]] std::optional<core::KeyedHash> hash_from_hex(std::string_view hex);
+/// `sluice:{POLICY:HASH}`: the hash tag keeps a window on one Redis Cluster slot.
+[[nodiscard]] std::string window_key(std::string_view policy, std::uint64_t key_hash);
+
+/// A counting call's reply {allowed, count, limit, reset_ms, retry_after_ms} as a decision.
+[[nodiscard]] std::optional<limiter::LimitDecision> decision_from(const RedisReply& reply);
+/// An inspecting call's reply as the key's state.
+[[nodiscard]] std::optional<limiter::KeyState> state_from(const RedisReply& reply);
+
+}  // namespace sluice::store

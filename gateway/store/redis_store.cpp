@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/store/redis_store.hpp"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "gateway/store/redis_codec.hpp"
+#include "gateway/store/redis_scripts.hpp"
+
+namespace sluice::store {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr std::string_view kHashKeyName = "sluice:hash-key";
+constexpr std::string_view kReplicasKey = "sluice:replicas";
+thread_local const RedisStore* tls_store = nullptr;
+thread_local std::size_t tls_slot = 0;
+
+}  // namespace
+
+RedisStore::RedisStore(const core::Clock& clock, core::Random& random, Options options,
+                       Observer observer, std::shared_ptr<spdlog::logger> log)
+    : clock_(clock),
+      random_(random),
+      options_(std::move(options)),
+      observer_(std::move(observer)),
+      log_(std::move(log)),
+      replica_id_(random_hex(random, 8)),
+      fallback_store_(clock, MemoryStore::Options{.max_keys = options_.max_keys, .shards = 0}) {}
+
+RedisStore::~RedisStore() {
+  stop();
+}
+
+std::vector<std::string> RedisStore::setup_commands() const {
+  std::vector<std::string> commands;
+  if (options_.password) {
+    commands.push_back(format_command({"AUTH", *options_.password}));
+  }
+  commands.push_back(format_command({"SCRIPT", "LOAD", sliding_window_script().source}));
+  commands.push_back(format_command({"SCRIPT", "LOAD", heartbeat_script().source}));
+  // The first replica to connect picks the hash key; every other one reads it.
+  const std::string candidate = random_hex(random_, 16);
+  commands.push_back(format_command({"SET", kHashKeyName, candidate, "NX"}));
+  commands.push_back(format_command({"GET", kHashKeyName}));
+  return commands;
+}
+
+std::size_t RedisStore::add_connection(boost::asio::io_context& ioc) {
+  auto slot = std::make_unique<Slot>();
+  Slot* raw = slot.get();
+  RedisConnection::Options o;
+  o.host = options_.host;
+  o.port = options_.port;
+  o.timeout = options_.timeout;
+  o.connect_timeout = std::max<milliseconds>(options_.timeout * 4, milliseconds(500));
+  o.setup = [this] { return setup_commands(); };
+  o.on_ready = [this, raw](const std::vector<RedisReply>& replies) {
+    raw->hash = hash_from_hex(replies.back().text);
+    if (!raw->hash) {
+      log_->error("redis key {} holds no valid hash key; deciding by the fallback", kHashKeyName);
+    }
+  };
+  slot->connection = std::make_shared<RedisConnection>(ioc, std::move(o), clock_, random_, log_);
+  slots_.push_back(std::move(slot));
+  return slots_.size() - 1;
+}
+
+void RedisStore::bind_thread(std::size_t slot) {
+  tls_store = this;
+  tls_slot = slot;
+}
+
+void RedisStore::start() {
+  for (auto& slot : slots_) {
+    slot->connection->start();
+  }
+}
+
+void RedisStore::stop() {
+  for (auto& slot : slots_) {
+    slot->connection->close();
+  }
+  slots_.clear();
+}
+
+RedisStore::Slot* RedisStore::bound_slot() const {
+  if (tls_store != this || tls_slot >= slots_.size()) {
+    return nullptr;
+  }
+  Slot* slot = slots_[tls_slot].get();
+  return slot->connection->ready() && slot->hash ? slot : nullptr;
+}
+
+limiter::Policy RedisStore::scaled(const limiter::Policy& policy) const {
+  if (options_.on_error != OnError::kLocalShare) {
+    return policy;
+  }
+  // Each of N live replicas enforces limit / N (at least 1 unless the limit is 0), so together
+  // they stay near the global limit while Redis is away.
+  const auto share = [n = std::max<std::size_t>(1, live_replicas_.load())](std::uint32_t limit) {
+    return limit == 0 ? 0U : std::max<std::uint32_t>(1U, static_cast<std::uint32_t>(limit / n));
+  };
+  limiter::Policy out = policy;
+  out.requests = share(policy.requests);
+  for (auto& [key, requests] : out.overrides) {
+    requests = share(requests);
+  }
+  return out;
+}
+
+PolicyId RedisStore::apply(const limiter::Policy& policy) {
+  const std::lock_guard lock(mutex_);
+  const auto [it, inserted] =
+      ids_.try_emplace(policy.name, static_cast<std::uint32_t>(policies_.size()));
+  const std::uint32_t index = it->second;
+  const PolicyId fallback = fallback_store_.apply(scaled(policy));
+  if (inserted) {
+    policies_.push_back(policy);
+    live_.push_back(true);
+    fallback_ids_.push_back(fallback);
+  } else {
+    policies_[index] = policy;
+    live_[index] = true;
+    fallback_ids_[index] = fallback;
+  }
+  return PolicyId{index};
+}
+
+bool RedisStore::remove(std::string_view name) {
+  const std::lock_guard lock(mutex_);
+  const auto it = ids_.find(name);
+  if (it == ids_.end() || !live_[it->second]) {
+    return false;
+  }
+  live_[it->second] = false;
+  fallback_store_.remove(name);
+  return true;  // the counts in Redis expire by themselves within a window
+}
+
+std::optional<PolicyId> RedisStore::find(std::string_view name) const {
+  const std::lock_guard lock(mutex_);
+  const auto it = ids_.find(name);
+  if (it == ids_.end() || !live_[it->second]) {
+    return std::nullopt;
+  }
+  return PolicyId{it->second};
+}
+
+RedisStore::Call RedisStore::prepare(PolicyId policy, std::string_view key,
+                                     const Slot* slot) const {
+  Call call;
+  {
+    const std::lock_guard lock(mutex_);
+    if (policy.index >= policies_.size() || !live_[policy.index]) {
+      return call;  // a removed policy admits
+    }
+    const limiter::Policy& p = policies_[policy.index];
+    call.live = true;
+    const auto override_it = p.overrides.find(key);
+    call.limit = override_it != p.overrides.end() ? override_it->second : p.requests;
+    call.window_ms = static_cast<std::uint32_t>(p.window.count());
+    call.buckets = p.buckets;
+    call.fallback = fallback_ids_[policy.index];
+    if (slot != nullptr) {
+      call.redis_key = window_key(p.name, (*slot->hash)(key));
+    }
+  }
+  return call;
+}
+
+std::string RedisStore::command(const Call& call, bool counting, bool eval) const {
+  const auto& script = sliding_window_script();
+  const std::string limit = std::to_string(call.limit);
+  const std::string window = std::to_string(call.window_ms);
+  const std::string buckets = std::to_string(call.buckets);
+  return format_command({eval ? "EVAL" : "EVALSHA", eval ? script.source : script.sha1, "1",
+                         call.redis_key, limit, window, buckets, counting ? "1" : "0"});
+}
+
+void RedisStore::run(Slot& slot, const Call& call, std::string key, bool counting,
+                     std::function<void(std::optional<RedisReply>, Outcome)> done, bool eval) {
+  slot.connection->execute(
+      command(call, counting, eval),
+      [this, &slot, call, key = std::move(key), counting, done, eval](RedisOutcome outcome) {
+        if (outcome.status == RedisStatus::kOk && outcome.reply.is_error() && !eval &&
+            outcome.reply.text.starts_with("NOSCRIPT")) {
+          // Redis restarted or was flushed: EVAL sends the script and caches it again.
+          run(slot, call, key, counting, done, /*eval=*/true);
+          return;
+        }
+        if (outcome.status == RedisStatus::kOk && !outcome.reply.is_error()) {
+          done(std::move(outcome.reply), Outcome::kOk);
+          return;
+        }
+        if (outcome.status == RedisStatus::kOk) {
+          log_->warn("redis script error: {}", outcome.reply.text);
+        }
+        done(std::nullopt,
+             outcome.status == RedisStatus::kTimeout ? Outcome::kTimeout : Outcome::kError);
+      });
+}
+
+void RedisStore::note(Outcome outcome) {
+  if (observer_.operation) {
+    observer_.operation(outcome);
+  }
+  const bool failed = outcome != Outcome::kOk;
+  if (fallback_.exchange(failed) == failed) {
+    return;
+  }
+  if (failed) {
+    static constexpr std::array kModes{"local", "local_share", "allow", "deny"};
+    log_->warn("redis store unavailable: on_error={} in force ({})",
+               kModes[static_cast<std::size_t>(options_.on_error)],
+               outcome == Outcome::kTimeout ? "timeout" : "error");
+  } else {
+    log_->info("redis store answering again: fallback over");
+  }
+  if (observer_.fallback) {
+    observer_.fallback(failed);
+  }
+}
+
+limiter::LimitDecision RedisStore::fallback_decision(const Call& call, std::string_view key) {
+  switch (options_.on_error) {
+    case OnError::kLocal:
+    case OnError::kLocalShare:
+      return fallback_store_.decide_now(call.fallback, key);
+    case OnError::kAllow:
+      return limiter::LimitDecision{
+          .allowed = true, .limit = call.limit, .remaining = call.limit > 0 ? call.limit - 1 : 0};
+    case OnError::kDeny:
+      break;
+  }
+  return limiter::LimitDecision{.allowed = false,
+                                .limit = call.limit,
+                                .retry_after = std::chrono::seconds(1),
+                                .unavailable = true};
+}
+
+limiter::KeyState RedisStore::fallback_state(const Call& call, std::string_view key) {
+  if (options_.on_error == OnError::kLocal || options_.on_error == OnError::kLocalShare) {
+    return fallback_store_.inspect_now(call.fallback, key);
+  }
+  return limiter::KeyState{.count = 0, .limit = call.limit, .remaining = call.limit};
+}
+
+std::optional<limiter::LimitDecision> RedisStore::try_decide(PolicyId policy,
+                                                             std::string_view key) {
+  Slot* slot = bound_slot();
+  const Call call = prepare(policy, key, slot);
+  if (!call.live) {
+    return limiter::LimitDecision{.allowed = true};
+  }
+  if (slot == nullptr) {
+    note(Outcome::kError);  // not connected: decide now, never wait on a dead Redis
+    return fallback_decision(call, key);
+  }
+  return std::nullopt;
+}
+
+void RedisStore::async_decide(PolicyId policy, std::string_view key,
+                              DecisionCompletion completion) {
+  Slot* slot = bound_slot();
+  const Call call = prepare(policy, key, slot);
+  if (!call.live) {
+    std::move(completion).post(limiter::LimitDecision{.allowed = true});
+    return;
+  }
+  if (slot == nullptr) {
+    note(Outcome::kError);
+    std::move(completion).post(fallback_decision(call, key));
+    return;
+  }
+  auto shared = std::make_shared<DecisionCompletion>(std::move(completion));
+  run(*slot, call, std::string(key), /*counting=*/true,
+      [this, call, shared, key = std::string(key)](std::optional<RedisReply> reply,
+                                                   Outcome outcome) {
+        const auto decision = reply ? decision_from(*reply) : std::nullopt;
+        if (reply && !decision) {
+          outcome = Outcome::kError;  // not the script's reply: a bug or a foreign Redis
+        }
+        note(outcome);
+        std::move(*shared).post(decision ? *decision : fallback_decision(call, key));
+      });
+}
+
+std::optional<limiter::KeyState> RedisStore::try_inspect(PolicyId policy, std::string_view key) {
+  Slot* slot = bound_slot();
+  const Call call = prepare(policy, key, slot);
+  if (!call.live) {
+    return limiter::KeyState{};
+  }
+  return slot == nullptr ? std::optional(fallback_state(call, key)) : std::nullopt;
+}
+
+void RedisStore::async_inspect(PolicyId policy, std::string_view key,
+                               InspectCompletion completion) {
+  Slot* slot = bound_slot();
+  const Call call = prepare(policy, key, slot);
+  if (!call.live || slot == nullptr) {
+    std::move(completion).post(call.live ? fallback_state(call, key) : limiter::KeyState{});
+    return;
+  }
+  auto shared = std::make_shared<InspectCompletion>(std::move(completion));
+  run(*slot, call, std::string(key), /*counting=*/false,
+      [this, call, shared, key = std::string(key)](std::optional<RedisReply> reply,
+                                                   Outcome /*outcome*/) {
+        const auto state = reply ? state_from(*reply) : std::nullopt;
+        std::move(*shared).post(state ? *state : fallback_state(call, key));
+      });
+}
+
+std::size_t RedisStore::tracked_keys(PolicyId policy) const {
+  PolicyId fallback;
+  {
+    const std::lock_guard lock(mutex_);
+    if (policy.index >= fallback_ids_.size()) {
+      return 0;
+    }
+    fallback = fallback_ids_[policy.index];
+  }
+  return fallback_store_.tracked_keys(fallback);
+}
+
+void RedisStore::heartbeat() {
+  Slot* slot = bound_slot();
+  if (slot == nullptr) {
+    return;  // keep the last count while Redis is away
+  }
+  const auto ttl = std::to_string(options_.heartbeat_ttl.count());
+  slot->connection->execute(
+      format_command({"EVALSHA", heartbeat_script().sha1, "1", kReplicasKey, replica_id_, ttl}),
+      [this](RedisOutcome outcome) {
+        if (outcome.status != RedisStatus::kOk ||
+            outcome.reply.type != RedisReply::Type::kInteger || outcome.reply.integer < 1) {
+          return;
+        }
+        const auto live = static_cast<std::size_t>(outcome.reply.integer);
+        if (live_replicas_.exchange(live) != live) {
+          log_->info("redis store live_replicas={}", live);
+          rescale_fallback();
+        }
+      });
+}
+
+void RedisStore::rescale_fallback() {
+  if (options_.on_error != OnError::kLocalShare) {
+    return;
+  }
+  const std::lock_guard lock(mutex_);
+  for (std::size_t i = 0; i < policies_.size(); ++i) {
+    if (live_[i]) {
+      fallback_ids_[i] = fallback_store_.apply(scaled(policies_[i]));
+    }
+  }
+}
+
+}  // namespace sluice::store

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gateway/core/clock.hpp"
+#include "gateway/core/keyed_hash.hpp"
+#include "gateway/core/random.hpp"
+#include "gateway/store/limit_store.hpp"
+#include "gateway/store/memory_store.hpp"
+#include "gateway/store/redis_connection.hpp"
+
+namespace sluice::store {
+
+/// `store.type: "redis"` (SPEC §3): limit counts live in Redis, shared by every replica. Each
+/// decision is one EVALSHA of the sliding-window script on the connection of the calling thread
+/// (one pipelined connection per io_context). Redis keys are `sluice:{POLICY:HASH}`, where HASH
+/// is a SipHash of the user key under a random key shared through Redis (`sluice:hash-key`), so
+/// no credential is ever stored and a Redis Cluster keeps each window on one slot.
+///
+/// While Redis is unreachable or slower than `timeout`, `on_error` decides: `local` and
+/// `local_share` use an embedded MemoryStore (at the full limit, or the limit divided by the live
+/// replicas last seen through the heartbeat), `allow` admits, `deny` answers with
+/// LimitDecision::unavailable. Switching into and out of fallback is logged once per transition.
+///
+/// Thread-safety: decisions are thread-safe; each thread that decides must first bind_thread()
+/// to its own connection (threads without one decide by the fallback). add_connection(), start()
+/// and stop() are for the owner, before and after the io_context threads run.
+class RedisStore final : public LimitStore {
+ public:
+  enum class OnError { kLocal, kLocalShare, kAllow, kDeny };
+  enum class Outcome { kOk, kError, kTimeout };
+
+  struct Options {
+    std::string host = "127.0.0.1";
+    std::uint16_t port = 6379;
+    std::optional<std::string> password;
+    std::chrono::milliseconds timeout{50};
+    OnError on_error = OnError::kLocalShare;
+    std::uint64_t max_keys = 1'000'000;  ///< of the local fallback store
+    std::chrono::milliseconds heartbeat_ttl{3000};
+  };
+  /// Where the store reports to (metrics); called from any thread.
+  struct Observer {
+    std::function<void(Outcome)> operation;
+    std::function<void(bool active)> fallback;
+  };
+
+  RedisStore(const core::Clock& clock, core::Random& random, Options options, Observer observer,
+             std::shared_ptr<spdlog::logger> log);
+  ~RedisStore() override;
+  RedisStore(const RedisStore&) = delete;
+  RedisStore& operator=(const RedisStore&) = delete;
+
+  /// Creates the connection of one io_context and returns its slot.
+  std::size_t add_connection(boost::asio::io_context& ioc);
+  /// The calling thread decides through the connection of `slot` from now on.
+  void bind_thread(std::size_t slot);
+  void start();
+  /// Closes and drops every connection: after the io_context threads stopped, before the
+  /// io_contexts are destroyed.
+  void stop();
+  /// Refreshes this replica's heartbeat and learns how many replicas are live (local_share).
+  /// Call about once a second from the thread bound to a slot.
+  void heartbeat();
+  [[nodiscard]] bool fallback_active() const noexcept { return fallback_.load(); }
+  [[nodiscard]] std::size_t live_replicas() const noexcept { return live_replicas_.load(); }
+  /// The local fallback store's idle keys (call periodically, as for the memory store).
+  std::size_t sweep_idle() { return fallback_store_.sweep_idle(); }
+
+  PolicyId apply(const limiter::Policy& policy) override;
+  bool remove(std::string_view name) override;
+  [[nodiscard]] std::optional<PolicyId> find(std::string_view name) const override;
+  [[nodiscard]] std::optional<limiter::LimitDecision> try_decide(PolicyId policy,
+                                                                 std::string_view key) override;
+  void async_decide(PolicyId policy, std::string_view key, DecisionCompletion completion) override;
+  [[nodiscard]] std::optional<limiter::KeyState> try_inspect(PolicyId policy,
+                                                             std::string_view key) override;
+  void async_inspect(PolicyId policy, std::string_view key, InspectCompletion completion) override;
+  /// Keys the local fallback store holds (0 while Redis answers: the shared windows are in
+  /// Redis, see docs/distributed.md).
+  [[nodiscard]] std::size_t tracked_keys(PolicyId policy) const override;
+
+ private:
+  struct Slot {
+    std::shared_ptr<RedisConnection> connection;
+    std::optional<core::KeyedHash> hash;  ///< the shared hash key, once connected
+  };
+  /// What one decision needs of a policy, copied under the lock.
+  struct Call {
+    bool live = false;
+    std::uint32_t limit = 0;
+    std::uint32_t window_ms = 0;
+    std::uint32_t buckets = 1;
+    PolicyId fallback;
+    std::string redis_key;
+  };
+
+  [[nodiscard]] Slot* bound_slot() const;
+  [[nodiscard]] Call prepare(PolicyId policy, std::string_view key, const Slot* slot) const;
+  [[nodiscard]] std::string command(const Call& call, bool counting, bool eval) const;
+  void run(Slot& slot, const Call& call, std::string key, bool counting,
+           std::function<void(std::optional<RedisReply>, Outcome)> done, bool eval = false);
+  [[nodiscard]] limiter::LimitDecision fallback_decision(const Call& call, std::string_view key);
+  [[nodiscard]] limiter::KeyState fallback_state(const Call& call, std::string_view key);
+  void note(Outcome outcome);
+  void rescale_fallback();
+  [[nodiscard]] limiter::Policy scaled(const limiter::Policy& policy) const;
+  [[nodiscard]] std::vector<std::string> setup_commands() const;
+
+  const core::Clock& clock_;
+  core::Random& random_;
+  const Options options_;
+  const Observer observer_;
+  std::shared_ptr<spdlog::logger> log_;
+  const std::string replica_id_;
+  MemoryStore fallback_store_;
+
+  std::vector<std::unique_ptr<Slot>> slots_;  ///< fixed once the threads run
+
+  mutable std::mutex mutex_;  ///< the policy table (short critical sections, never across I/O)
+  std::map<std::string, std::uint32_t, std::less<>> ids_;
+  std::vector<limiter::Policy> policies_;  ///< by PolicyId::index; requests 0 + no name = removed
+  std::vector<bool> live_;
+  std::vector<PolicyId> fallback_ids_;
+
+  std::atomic<bool> fallback_{false};
+  std::atomic<std::size_t> live_replicas_{1};
+};
+
+}  // namespace sluice::store

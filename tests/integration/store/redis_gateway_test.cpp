@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+// Gateway replicas sharing one Redis (store.type "redis"): one limit across replicas, every
+// on_error mode while Redis is away, and the way back when it returns.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "tests/support/demo_backend.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/metrics_text.hpp"
+#include "tests/support/redis_server.hpp"
+#include "tests/support/sluice_process.hpp"
+
+namespace sluice::testing {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+class RedisGatewayTest : public ::testing::Test {
+ protected:
+  RedisServer redis;
+  DemoBackend backend;
+
+  json config(int requests, const char* on_error = "local", int window_ms = 60000,
+              int buckets = 10) const {
+    json c = minimal_gateway_config({backend.endpoint()});
+    c["store"] = {{"type", "redis"},
+                  {"host", "127.0.0.1"},
+                  {"port", redis.port()},
+                  {"timeout_ms", 100},
+                  {"on_error", on_error}};
+    c["identity"] = json::array({{{"header", "X-API-Key"}}});
+    c["limits"] = {{"p", {{"requests", requests}, {"window_ms", window_ms}, {"buckets", buckets}}}};
+    c["routes"][0]["limit"] = "p";
+    return c;
+  }
+
+  static unsigned status_for(HttpClient& client, const std::string& key) {
+    return client.get("/ok", {{"X-API-Key", key}}).result_int();
+  }
+
+  static double metric(const SluiceProcess& gateway, const char* name, Labels labels) {
+    return metric_value(scrape_metrics(gateway), name, std::move(labels));
+  }
+
+  /// Waits until the gateway's decisions go to Redis (its connections are up).
+  static void wait_until_using_redis(SluiceProcess& gateway, HttpClient& client) {
+    const auto deadline = std::chrono::steady_clock::now() + kDefaultTimeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      const double ok =
+          metric(gateway, "sluice_store_operations_total", {{"store", "redis"}, {"result", "ok"}});
+      if (ok > 0 && metric(gateway, "sluice_store_fallback_active", {{"store", "redis"}}) == 0) {
+        return;
+      }
+      status_for(client, "warm-up");
+      std::this_thread::sleep_for(milliseconds(20));
+    }
+    ADD_FAILURE() << "the gateway never decided through Redis:\n" << gateway.process().output();
+  }
+};
+
+TEST_F(RedisGatewayTest, TwoReplicasEnforceOneLimit) {
+  SluiceProcess a(config(10));
+  SluiceProcess b(config(10));
+  HttpClient ca(a.proxy_port());
+  HttpClient cb(b.proxy_port());
+  wait_until_using_redis(a, ca);
+  wait_until_using_redis(b, cb);
+  int admitted = 0;
+  for (int i = 0; i < 20; ++i) {
+    HttpClient& client = i % 2 == 0 ? ca : cb;
+    const Response res = client.get("/ok", {{"X-API-Key", "alice"}});
+    if (res.result_int() == 200) {
+      ++admitted;
+      // Remaining counts down across both replicas (t: the first bucket is on Redis' grid).
+      const std::string field(res["RateLimit"]);
+      EXPECT_EQ(field.rfind("\"p\";r=" + std::to_string(10 - admitted) + ";t=", 0), 0U) << field;
+    } else {
+      EXPECT_EQ(res.result_int(), 429);
+    }
+  }
+  EXPECT_EQ(admitted, 10);
+  // Redis holds the window under a hashed key, never the credential.
+  const std::string keys = redis.command({"KEYS", "sluice:*"});
+  EXPECT_EQ(keys.find("alice"), std::string::npos) << keys;
+  EXPECT_NE(keys.find("sluice:{p:"), std::string::npos) << keys;
+}
+
+TEST_F(RedisGatewayTest, AConcurrentBurstAcrossBothReplicasNeverExceedsTheLimit) {
+  SluiceProcess a(config(20));
+  SluiceProcess b(config(20));
+  {
+    HttpClient ca(a.proxy_port());
+    HttpClient cb(b.proxy_port());
+    wait_until_using_redis(a, ca);
+    wait_until_using_redis(b, cb);
+  }
+  std::atomic<int> admitted{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 64; ++i) {
+    clients.emplace_back([&, i] {
+      HttpClient client(i % 2 == 0 ? a.proxy_port() : b.proxy_port());
+      for (int r = 0; r < 2; ++r) {
+        if (status_for(client, "burst") == 200) {
+          admitted.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& t : clients) {
+    t.join();
+  }
+  EXPECT_EQ(admitted.load(), 20);
+}
+
+TEST_F(RedisGatewayTest, TheWindowSlides) {
+  SluiceProcess a(config(2, "local", 400, 4));
+  HttpClient client(a.proxy_port());
+  wait_until_using_redis(a, client);
+  EXPECT_EQ(status_for(client, "slider"), 200U);
+  EXPECT_EQ(status_for(client, "slider"), 200U);
+  EXPECT_EQ(status_for(client, "slider"), 429U);
+  std::this_thread::sleep_for(milliseconds(450));
+  EXPECT_EQ(status_for(client, "slider"), 200U);
+}
+
+TEST_F(RedisGatewayTest, LocalDecidesInProcessAtTheFullLimitAndComesBack) {
+  SluiceProcess a(config(3, "local"));
+  HttpClient client(a.proxy_port());
+  wait_until_using_redis(a, client);
+  redis.stop();
+  for (int i = 0; i < 3; ++i) {
+    const auto started = std::chrono::steady_clock::now();
+    EXPECT_EQ(status_for(client, "carol"), 200U);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(100 + 400));
+  }
+  EXPECT_EQ(status_for(client, "carol"), 429U);
+  EXPECT_EQ(metric(a, "sluice_store_fallback_active", {{"store", "redis"}}), 1);
+  EXPECT_GT(metric(a, "sluice_store_operations_total", {{"store", "redis"}, {"result", "error"}}),
+            0);
+  EXPECT_TRUE(a.process().wait_for_line("redis store unavailable: on_error=local in force"));
+  redis.start();
+  wait_until_using_redis(a, client);  // the fallback gauge is back to 0 without a restart
+  EXPECT_TRUE(a.process().wait_for_line("redis store answering again"));
+  EXPECT_EQ(status_for(client, "carol"), 200U);  // Redis came back empty: a fresh window
+}
+
+TEST_F(RedisGatewayTest, LocalShareSplitsTheLimitOverTheLiveReplicas) {
+  SluiceProcess a(config(4, "local_share"));
+  SluiceProcess b(config(4, "local_share"));
+  HttpClient ca(a.proxy_port());
+  HttpClient cb(b.proxy_port());
+  wait_until_using_redis(a, ca);
+  wait_until_using_redis(b, cb);
+  ASSERT_TRUE(a.process().wait_for_line("live_replicas=2"));
+  ASSERT_TRUE(b.process().wait_for_line("live_replicas=2"));
+  redis.stop();
+  for (SluiceProcess* gateway : {&a, &b}) {
+    HttpClient client(gateway->proxy_port());
+    EXPECT_EQ(status_for(client, "dave"), 200U);
+    EXPECT_EQ(status_for(client, "dave"), 200U);  // 4 / 2 live replicas = 2 each
+    EXPECT_EQ(status_for(client, "dave"), 429U);
+  }
+}
+
+TEST_F(RedisGatewayTest, AllowAdmitsEverythingWhileRedisIsAway) {
+  SluiceProcess a(config(1, "allow"));
+  HttpClient client(a.proxy_port());
+  wait_until_using_redis(a, client);
+  redis.stop();
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(status_for(client, "erin"), 200U);
+  }
+}
+
+TEST_F(RedisGatewayTest, DenyAnswers503WhileRedisIsAway) {
+  SluiceProcess a(config(100, "deny"));
+  HttpClient client(a.proxy_port());
+  wait_until_using_redis(a, client);
+  redis.stop();
+  const Response res = client.get("/ok", {{"X-API-Key", "frank"}});
+  EXPECT_EQ(res.result_int(), 503);
+  EXPECT_EQ(res[http::field::retry_after], "1");
+  EXPECT_EQ(json::parse(res.body()), json({{"error", "limit_store_unavailable"}}));
+}
+
+TEST_F(RedisGatewayTest, ASlowRedisTimesOutIntoTheFallbackWithoutHangingRequests) {
+  SluiceProcess a(config(100, "allow"));
+  HttpClient client(a.proxy_port());
+  wait_until_using_redis(a, client);
+  std::thread sleeper([&] { redis.command({"DEBUG", "SLEEP", "0.6"}); });
+  std::this_thread::sleep_for(milliseconds(50));
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(status_for(client, "gina"), 200U);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(100 + 300));
+  sleeper.join();
+  EXPECT_GE(metric(a, "sluice_store_operations_total", {{"store", "redis"}, {"result", "timeout"}}),
+            1);
+}
+
+}  // namespace
+}  // namespace sluice::testing

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/store/redis_codec.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/scripted_random.hpp"
+
+namespace sluice::store {
+namespace {
+
+RedisReply integers(std::initializer_list<std::int64_t> values) {
+  RedisReply reply;
+  reply.type = RedisReply::Type::kArray;
+  for (const auto v : values) {
+    RedisReply element;
+    element.type = RedisReply::Type::kInteger;
+    element.integer = v;
+    reply.elements.push_back(element);
+  }
+  return reply;
+}
+
+TEST(RedisCodecTest, WindowKeysCarryAHashTagAndNeverTheKey) {
+  EXPECT_EQ(window_key("standard", 0x0123456789abcdefULL), "sluice:{standard:0123456789abcdef}");
+  EXPECT_EQ(window_key("p", 0), "sluice:{p:0000000000000000}");
+}
+
+TEST(RedisCodecTest, TheSharedHashKeyIs32HexDigits) {
+  const auto hash = hash_from_hex("000102030405060708090a0b0c0d0e0f");
+  ASSERT_TRUE(hash.has_value());
+  const core::KeyedHash same(
+      core::KeyedHash::Key{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15});
+  EXPECT_EQ((*hash)("alice"), same("alice"));
+  EXPECT_FALSE(hash_from_hex("0001"));
+  EXPECT_FALSE(hash_from_hex("zz0102030405060708090a0b0c0d0e0f"));
+  EXPECT_FALSE(hash_from_hex(""));
+}
+
+TEST(RedisCodecTest, RandomHexHasTwoDigitsPerByte) {
+  testing::ScriptedRandom random;
+  for (const double draw : {0.0, 0.999, 0.5}) {
+    random.push(draw);
+  }
+  EXPECT_EQ(random_hex(random, 3), "00ff80");
+}
+
+TEST(RedisCodecTest, AnAdmittedReplyBecomesADecisionWithTheRemainingAfterIt) {
+  const auto d = decision_from(integers({1, 3, 10, 54000, 0}));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->allowed);
+  EXPECT_EQ(d->limit, 10U);
+  EXPECT_EQ(d->remaining, 7U);
+  EXPECT_EQ(d->reset, std::chrono::milliseconds(54000));
+  EXPECT_FALSE(d->unavailable);
+}
+
+TEST(RedisCodecTest, ADeniedReplyCarriesRetryAfterAndNothingRemaining) {
+  const auto d = decision_from(integers({0, 10, 10, 30000, 12000}));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_FALSE(d->allowed);
+  EXPECT_EQ(d->remaining, 0U);
+  EXPECT_EQ(d->retry_after, std::chrono::milliseconds(12000));
+}
+
+TEST(RedisCodecTest, AnythingButFiveIntegersIsRejected) {
+  EXPECT_FALSE(decision_from(integers({1, 2, 3})));
+  RedisReply error;
+  error.type = RedisReply::Type::kError;
+  error.text = "ERR";
+  EXPECT_FALSE(decision_from(error));
+  EXPECT_FALSE(state_from(error));
+  const auto state = state_from(integers({0, 12, 10, 1000, 0}));
+  ASSERT_TRUE(state.has_value());
+  EXPECT_EQ(state->count, 12U);
+  EXPECT_EQ(state->remaining, 0U);  // over an override that was lowered
+}
+
+}  // namespace
+}  // namespace sluice::store
