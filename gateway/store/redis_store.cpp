@@ -59,6 +59,10 @@ std::size_t RedisStore::add_connection(boost::asio::io_context& ioc) {
   o.setup = [this] { return setup_commands(); };
   o.on_ready = [this, raw](const std::vector<RedisReply>& replies) {
     raw->hash = hash_from_hex(replies.back().text);
+    if (raw->hash && !announced_.exchange(true)) {
+      log_->info("redis store ready host={} port={} window_script={} replica={}", options_.host,
+                 options_.port, sliding_window_script().sha1, replica_id_);
+    }
     if (!raw->hash) {
       log_->error("redis key {} holds no valid hash key; deciding by the fallback", kHashKeyName);
     }

@@ -137,6 +137,7 @@ class RedisStore final : public LimitStore {
   std::vector<PolicyId> fallback_ids_;
 
   std::atomic<bool> fallback_{false};
+  std::atomic<bool> announced_{false};  ///< the "ready" line was logged
   std::atomic<std::size_t> live_replicas_{1};
 };
 

@@ -5,8 +5,8 @@
 # comparison (proxy)"). Absolute figures on a shared 2-core VM are noisy; the ratios between
 # targets measured in interleaved rounds of the same run are what to read.
 #
-# usage: tests/bench/peer_compare.sh [throughput] [pinned] [limits] [idle] [stream]
-#                                                                          (default: all five)
+# usage: tests/bench/peer_compare.sh [throughput] [pinned] [limits] [redis] [idle] [stream]
+#                                                                           (default: all six)
 #   throughput  wrk keep-alive load through every target, no CPU pinning, rounds interleaved
 #               (direct sluice-1 sluice-2 nginx-1 nginx-2 haproxy-1 haproxy-2, then again ...)
 #   pinned      the same for the 1-worker targets: proxy on cpu 0, wrk + backend on cpu 1
@@ -15,6 +15,11 @@
 #               sluice-limits (policy + breaker), nginx-limit_req, haproxy-stick-table; each
 #               limit is set far above the load, so it is evaluated on every request and never
 #               rejects (any 429 shows up as a non-2xx error)
+#   redis       pinned like `limits`, the same keys: sluice-limits (memory store) against
+#               sluice-redis (store.type redis on a local redis-server, pinned with wrk and the
+#               backend); Redis commands per proxied request from INFO commandstats; and
+#               redis-benchmark running the same EVALSHA directly (on the proxy's cpu) as the
+#               ceiling
 #   idle        RSS of sluice (and nginx) holding IDLE_CONNS idle keep-alive client connections
 #   stream      sluice's peak RSS growth while STREAM_BYTES stream down (/bytes) and up (/echo)
 #
@@ -393,7 +398,7 @@ start_sluice() {
   local config=$LOGDIR/$1.json
   render "$PEERS_DIR/$template" "$config" "THREADS=$threads" "BACKEND_PORT=$BACKEND_PORT" \
     "MAX_CONNECTIONS=$((IDLE_CONNS + 10000))" "MAX_BODY_BYTES=$((2 * STREAM_BYTES))" \
-    "TIMEOUT_MS=$timeout_ms"
+    "TIMEOUT_MS=$timeout_ms" "REDIS_PORT=${REDIS_PORT:-0}"
   if ! "$SLUICE_BIN" --check --config "$config" >"$LOGDIR/$name.check.log" 2>&1; then
     warn "sluice rejects $config:"
     sed 's/^/    | /' "$LOGDIR/$name.check.log" >&2
@@ -471,6 +476,12 @@ start_target() {
   case $name in
     direct) return 0 ;;
     sluice-limits) start_sluice "$name" 1 "$cpus" 30000 sluice-limits.json.in ;;
+    sluice-redis)
+      start_sluice "$name" 1 "$cpus" 30000 sluice-redis.json.in || return 1
+      # Decisions go to Redis only once its connection is up: wait for the "ready" line.
+      wait_for_line "$name" "${TARGET_PID[$name]}" 'redis store ready' || return 1
+      REDIS_SHA=$(sed -nE 's/.*window_script=([0-9a-f]+).*/\1/p' <<<"$READY_LINE")
+      ;;
     sluice-*) start_sluice "$name" "$workers" "$cpus" ;;
     nginx-*)
       ((HAVE_NGINX)) || {
@@ -649,6 +660,14 @@ throughput_phase() {
       targets=(direct sluice-1 nginx-1 haproxy-1)
       log "=== PINNED: proxies on cpu 0; wrk and the backend on cpu 1 (1-worker configs only) ==="
       ;;
+    redis)
+      proxy_cpus=0 other_cpus=1
+      targets=(sluice-limits sluice-redis)
+      WRK_SCRIPT=(-s "$PEERS_DIR/keys.lua") WRK_SCRIPT_ARGS=(-- "$LIMIT_KEYS")
+      log "=== REDIS: the limit in the memory store against the Redis store, X-API-Key over" \
+        "$LIMIT_KEYS keys; pinned like PINNED, redis-server with wrk and the backend ==="
+      meta limit_keys "$LIMIT_KEYS"
+      ;;
     limits)
       proxy_cpus=0 other_cpus=1
       targets=(sluice-1 sluice-limits nginx-limit_req haproxy-stick-table)
@@ -675,6 +694,7 @@ throughput_phase() {
   pin_cmd "$other_cpus"
   WRK_PIN=("${PIN[@]}")
   start_backend backend "$other_cpus"
+  [[ $variant != redis ]] || start_redis "$other_cpus"
   for t in "${targets[@]}"; do
     if [[ -n $TARGETS && " $TARGETS " != *" $t "* ]]; then
       meta "$variant.skipped.$t" "not in TARGETS"
@@ -707,10 +727,65 @@ throughput_phase() {
         show_log backend
         break 2
       fi
-      [[ -n ${TARGET_DEAD[$t]:-} ]] || measure "$variant" "$t" "$round"
+      [[ -z ${TARGET_DEAD[$t]:-} ]] || continue
+      if [[ $t == sluice-redis ]]; then
+        local calls0 calls1
+        calls0=$(evalsha_calls)
+        measure "$variant" "$t" "$round"
+        calls1=$(evalsha_calls)
+        REDIS_CALLS=$((REDIS_CALLS + calls1 - calls0))
+        REDIS_REQUESTS=$((REDIS_REQUESTS + $(tail -n 1 "$OUT_DIR/raw.tsv" | cut -f7)))
+      else
+        measure "$variant" "$t" "$round"
+      fi
     done
   done
+  if [[ $variant == redis ]]; then
+    redis_figures "$proxy_cpus"
+  fi
   stop_all
+}
+
+# start_redis CPUS: a redis-server on a free port, no persistence (REDIS_PORT).
+start_redis() {
+  local cpus=$1
+  local tool
+  for tool in redis-server redis-cli redis-benchmark; do
+    command -v "$tool" >/dev/null || die "$tool is missing (apt package redis-server: dev.sh deps)"
+  done
+  REDIS_PORT=$(free_port) REDIS_CALLS=0 REDIS_REQUESTS=0 REDIS_SHA=""
+  pin_cmd "$cpus"
+  spawn redis "${PIN[@]}" redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' \
+    --appendonly no
+  wait_for_line redis "$SPAWNED_PID" 'Ready to accept connections' || die "redis did not start"
+  log "redis-server${cpus:+ (cpu $cpus)} on port $REDIS_PORT"
+}
+
+# evalsha_calls: how many EVALSHA the redis-server has run so far.
+evalsha_calls() {
+  redis-cli -p "$REDIS_PORT" INFO commandstats |
+    sed -nE 's/^cmdstat_evalsha:calls=([0-9]+).*/\1/p' | tr -d '\r' | grep . || echo 0
+}
+
+# redis_figures CPUS: Redis commands per proxied request over the measured rounds, and the
+# ceiling: redis-benchmark running the same EVALSHA over the same number of keys, on CPUS.
+redis_figures() {
+  local cpus=$1 per_request="n/a" ceiling="n/a"
+  if ((REDIS_REQUESTS > 0)); then
+    per_request=$(awk -v c="$REDIS_CALLS" -v r="$REDIS_REQUESTS" 'BEGIN { printf "%.3f", c / r }')
+  fi
+  meta "redis.commands_per_request.sluice-redis" \
+    "$per_request ($REDIS_CALLS EVALSHA for $REDIS_REQUESTS requests)"
+  if [[ -n $REDIS_SHA ]]; then
+    pin_cmd "$cpus"
+    local out=$LOGDIR/redis-benchmark.csv
+    "${PIN[@]}" redis-benchmark -p "$REDIS_PORT" -c "$CONNECTIONS" -n 500000 -r "$LIMIT_KEYS" \
+      --csv EVALSHA "$REDIS_SHA" 1 'sluice:{bench:__rand_int__}' 1000000000 60000 60 1 \
+      >"$out" 2>&1 || warn "redis-benchmark failed (see $out)"
+    ceiling=$(awk -F'","' 'NR == 2 { print $2 }' "$out" | tr -d '"')
+  fi
+  meta "redis.ceiling.redis-benchmark" "${ceiling:-n/a} EVALSHA/s (-c $CONNECTIONS, $LIMIT_KEYS keys)"
+  log "redis: $per_request EVALSHA per request; redis-benchmark ceiling ${ceiling:-n/a}/s"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -828,11 +903,11 @@ stream_phase() {
 
 main() {
   local sections=("$@") s
-  ((${#sections[@]} > 0)) || sections=(throughput pinned limits idle stream)
+  ((${#sections[@]} > 0)) || sections=(throughput pinned limits redis idle stream)
   for s in "${sections[@]}"; do
     case $s in
-      throughput | pinned | limits | idle | stream) ;;
-      *) die "unknown section '$s' (throughput, pinned, limits, idle, stream)" ;;
+      throughput | pinned | limits | redis | idle | stream) ;;
+      *) die "unknown section '$s' (throughput, pinned, limits, redis, idle, stream)" ;;
     esac
   done
   [[ $LIMIT_KEYS =~ ^[1-9][0-9]*$ ]] || die "LIMIT_KEYS must be a positive integer"
@@ -871,6 +946,7 @@ main() {
       throughput) throughput_phase shared ;;
       pinned) throughput_phase pinned ;;
       limits) throughput_phase limits ;;
+      redis) throughput_phase redis ;;
       idle) idle_phase ;;
       stream) stream_phase ;;
     esac

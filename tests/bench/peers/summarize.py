@@ -29,13 +29,20 @@ LABELS = {
     "sluice-limits": "sluice threads=1, limit policy + breaker",
     "nginx-limit_req": "nginx 1 worker, limit_req",
     "haproxy-stick-table": "haproxy nbthread 1, stick table + deny rule",
+    "sluice-redis": "sluice threads=1, the same limit in Redis (store redis)",
 }
 VARIANTS = {
     "shared": "no pinning: wrk, backend and proxy share both cores",
     "pinned": "PINNED: proxy on cpu 0 (taskset -c 0), wrk + backend on cpu 1",
     "limits": "LIMITS: a per-key limit on every request (X-API-Key over {keys} keys), "
               "pinned like PINNED",
+    "redis": "REDIS: the same limit in the memory store and in Redis (X-API-Key over {keys} "
+             "keys), pinned like PINNED, redis-server on cpu 1 with wrk and the backend",
 }
+# The `redis` section (distributed limits): the Redis store against the memory store.
+REDIS_MEMORY, REDIS_OURS = "sluice-limits", "sluice-redis"
+REDIS_MIN_RPS_RATIO = 0.60
+REDIS_MAX_P99_ADDED_US = 1000.0
 # The `limits` section: sluice with its limit against sluice without, and against the peers'
 # own per-key limiters. Targets from the proxy issue's limits work.
 LIMITS_PLAIN, LIMITS_OURS = "sluice-1", "sluice-limits"
@@ -230,7 +237,7 @@ def throughput_tables(summary: dict, meta: dict, raw: list) -> list:
         title = VARIANTS.get(variant, variant).format(keys=meta.get("limit_keys", "?"))
         lines.append(f"### {title}")
         lines.append("")
-        script = " -s keys.lua" if variant == "limits" else ""
+        script = " -s keys.lua" if variant in ("limits", "redis") else ""
         lines.append(f"wrk -t{meta.get('wrk_threads', '?')} -c{meta.get('connections', '?')} "
                      f"-d{meta.get('duration', '?')} --latency{script} GET "
                      f"{meta.get('path', '/ok')}, medians of {meta.get('rounds', '?')} "
@@ -274,7 +281,9 @@ def throughput_tables(summary: dict, meta: dict, raw: list) -> list:
                              f"{meta.get('limit_keys', '?')}): " + "; ".join(keys) + ".")
             lines.append("")
             lines += limits_lines(limits_comparison(targets, raw), targets, notes)
-        pairs = ratios(targets) if variant != "limits" else []
+        if variant == "redis":
+            lines += redis_lines(targets, meta)
+        pairs = ratios(targets) if variant not in ("limits", "redis") else []
         if pairs:
             lines.append("")
             lines.append("Ratios at equal workers (req/s > 1: sluice faster; p99 and CPU < 1: "
@@ -286,6 +295,42 @@ def throughput_tables(summary: dict, meta: dict, raw: list) -> list:
                 lines.append(f"| {p['pair']} | {fmt(p['rps'], 2)} | {fmt(p['p99'], 2)} | "
                              f"{fmt(p['cpu'], 2)} |")
         lines.append("")
+    return lines
+
+
+def redis_comparison(targets: dict) -> dict:
+    """The `redis` section's verdicts: Redis store against memory store, same rounds."""
+    memory, redis = targets.get(REDIS_MEMORY), targets.get(REDIS_OURS)
+    if not memory or not redis or not memory.get("rps") or redis.get("rps") is None:
+        return {}
+    ratio = redis["rps"] / memory["rps"]
+    added = (redis["p99_us"] - memory["p99_us"]
+             if redis.get("p99_us") is not None and memory.get("p99_us") is not None else None)
+    return {
+        "rps_ratio": ratio,
+        "rps_ratio_met": ratio >= REDIS_MIN_RPS_RATIO,
+        "p99_added_us": added,
+        "p99_added_met": added is not None and added <= REDIS_MAX_P99_ADDED_US,
+    }
+
+
+def redis_lines(targets: dict, meta: dict) -> list:
+    c = redis_comparison(targets)
+    lines = [""]
+    if c:
+        lines.append(f"Redis store / memory store: req/s {fmt(c['rps_ratio'], 2)}x (target >= "
+                     f"{REDIS_MIN_RPS_RATIO:.2f}: {'met' if c['rps_ratio_met'] else 'MISSED'}); "
+                     f"p99 added {fmt(c['p99_added_us'])} µs (target <= "
+                     f"{REDIS_MAX_P99_ADDED_US:.0f}: "
+                     f"{'met' if c['p99_added_met'] else 'MISSED'}).")
+    per_request = meta.get("redis.commands_per_request.sluice-redis")
+    if per_request:
+        lines.append(f"Redis commands per proxied request (INFO commandstats, measured rounds): "
+                     f"{per_request} (target 1.0).")
+    ceiling = meta.get("redis.ceiling.redis-benchmark")
+    if ceiling:
+        lines.append(f"Ceiling, redis-benchmark running the same EVALSHA directly: {ceiling}.")
+    lines.append("")
     return lines
 
 
@@ -354,9 +399,11 @@ def main() -> int:
         "meta": meta,
         "throughput": throughput,
         "ratios": {variant: ratios(targets) for variant, targets in throughput.items()
-                   if variant != "limits"},
+                   if variant not in ("limits", "redis")},
         "limits": (limits_comparison(throughput.get("limits", {}), raw)
                    if "limits" in throughput else None),
+        "redis": (redis_comparison(throughput.get("redis", {}))
+                  if "redis" in throughput else None),
         "memory": memory,
         "raw": raw,
     }
