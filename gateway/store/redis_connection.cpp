@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/connect.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <utility>
 
@@ -138,7 +139,17 @@ void RedisConnection::send(std::string command, Handler handler, core::TimePoint
   const bool was_idle = pending_.empty();
   pending_.push_back(Pending{std::move(handler), deadline});
   outbox_ += command;
-  write_some();
+  // Cork: commands issued in the same turn of the event loop (one per session that is deciding
+  // now) leave in one write, so a busy worker pays one syscall per batch, not per command.
+  if (!flush_posted_ && !write_in_flight_) {
+    flush_posted_ = true;
+    net::post(ioc_, [self = shared_from_this(), generation = generation_] {
+      self->flush_posted_ = false;
+      if (generation == self->generation_) {
+        self->write_some();
+      }
+    });
+  }
   if (was_idle && state_ == State::kReady) {
     arm_timer();  // otherwise a wait for an earlier deadline is already armed
   }
@@ -270,6 +281,7 @@ void RedisConnection::fail(const std::string& why, bool reconnect) {
   socket_.close(ignored);
   timer_.cancel();
   write_in_flight_ = false;
+  flush_posted_ = false;
   writing_.clear();
   outbox_.clear();
   std::deque<Pending> failed;

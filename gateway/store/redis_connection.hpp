@@ -120,6 +120,7 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
   std::string outbox_;   ///< commands waiting for the write in flight to finish
   std::string writing_;  ///< the bytes of the write in flight
   bool write_in_flight_ = false;
+  bool flush_posted_ = false;  ///< a write_some() is posted for this turn's commands
   std::array<char, 16384> read_buffer_{};
   std::vector<RedisReply> setup_replies_;
 };
