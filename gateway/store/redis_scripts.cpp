@@ -20,62 +20,69 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local cur = math.floor(now / width)
 local shape = string.format('%d:%d', width, n)
-local fields = redis.call('HGETALL', KEYS[1])
-local stored = nil
-local buckets = {}
-for i = 1, #fields, 2 do
-  if fields[i] == 'g' then
-    stored = fields[i + 1]
-  else
-    buckets[tonumber(fields[i])] = tonumber(fields[i + 1])
+local format = '<' .. string.rep('I4', n)
+
+-- Advances a ring of n counters whose newest bucket is `head` to bucket `to`: the slots of the
+-- buckets in between held counts of an earlier lap and are cleared.
+local function advance(counts, ring_n, head, to)
+  local steps = math.min(to - head, ring_n)
+  for b = to - steps + 1, to do
+    counts[(b % ring_n) + 1] = 0
   end
 end
-if stored ~= nil and stored ~= shape then
-  local old_width, old_n = string.match(stored, '^(%d+):(%d+)$')
-  local old_cur = math.floor(now / tonumber(old_width))
+
+local stored = redis.call('HMGET', KEYS[1], 'g', 'h', 'c')
+local counts
+if stored[1] and stored[1] == shape then
+  counts = {struct.unpack(format, stored[3])}
+  counts[n + 1] = nil  -- struct.unpack also returns the next position
+  local head = tonumber(stored[2])
+  if cur > head then advance(counts, n, head, cur) end
+else
+  counts = {}
+  for i = 1, n do counts[i] = 0 end
+end
+if stored[1] and stored[1] ~= shape then
+  -- A re-tuned policy: the in-window total under the old shape carries into the current bucket.
+  local old_width, old_n = string.match(stored[1], '^(%d+):(%d+)$')
+  old_width = tonumber(old_width)
+  old_n = tonumber(old_n)
+  local old = {struct.unpack('<' .. string.rep('I4', old_n), stored[3])}
+  local old_cur = math.floor(now / old_width)
+  local head = tonumber(stored[2])
+  if old_cur > head then advance(old, old_n, head, old_cur) end
   local carried = 0
-  for b, c in pairs(buckets) do
-    if b > old_cur - tonumber(old_n) then carried = carried + c end
-  end
-  redis.call('DEL', KEYS[1])
-  buckets = {}
-  if carried > 0 then
-    buckets[cur] = carried
-    redis.call('HSET', KEYS[1], string.format('%d', cur), carried)
-  end
+  for i = 1, old_n do carried = carried + old[i] end
+  counts[(cur % n) + 1] = carried
 end
+
 local total = 0
-local live = {}
-for b, c in pairs(buckets) do
-  if b <= cur - n then
-    redis.call('HDEL', KEYS[1], string.format('%d', b))
-  else
-    total = total + c
-    table.insert(live, b)
-  end
-end
+for i = 1, n do total = total + counts[i] end
 local allowed = 0
+if counting and total < limit then
+  allowed = 1
+  total = total + 1
+  counts[(cur % n) + 1] = counts[(cur % n) + 1] + 1
+end
+local reset = 0
 local retry = 0
-if total < limit then
-  if counting then
-    allowed = 1
-    total = total + 1
-    redis.call('HINCRBY', KEYS[1], string.format('%d', cur), 1)
-    if buckets[cur] == nil or buckets[cur] == 0 then
-      table.insert(live, cur)
+if total > 0 then
+  for b = cur - n + 1, cur do  -- the oldest bucket that holds a count
+    if counts[(b % n) + 1] > 0 then
+      reset = (b + n) * width - now
+      break
     end
-    buckets[cur] = (buckets[cur] or 0) + 1
   end
 end
-table.sort(live)
 if counting and allowed == 0 then
   if limit == 0 then
     retry = window
   else
+    -- Until enough counts have left for the total to drop below the limit.
     local must = total - limit + 1
     local left = 0
-    for _, b in ipairs(live) do
-      left = left + buckets[b]
+    for b = cur - n + 1, cur do
+      left = left + counts[(b % n) + 1]
       if left >= must then
         retry = (b + n) * width - now
         break
@@ -83,12 +90,11 @@ if counting and allowed == 0 then
     end
   end
 end
-local reset = 0
 if total > 0 then
-  reset = (live[1] + n) * width - now
-  redis.call('HSET', KEYS[1], 'g', shape)
+  redis.call('HSET', KEYS[1], 'g', shape, 'h', string.format('%d', cur), 'c',
+             struct.pack(format, unpack(counts)))
   redis.call('PEXPIRE', KEYS[1], window + width)
-else
+elseif stored[1] then
   redis.call('DEL', KEYS[1])
 end
 return {allowed, total, limit, reset, retry}

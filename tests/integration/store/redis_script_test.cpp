@@ -84,8 +84,9 @@ TEST_F(RedisScriptTest, OldBucketsSlideOutOfTheWindow) {
   const Result r = call("{p:k}", 2, 400, 4);
   EXPECT_EQ(r.allowed, 1);
   EXPECT_EQ(r.count, 1);
-  // Expired buckets are deleted: one bucket field plus the shape.
-  EXPECT_EQ(redis.command({"HLEN", "{p:k}"}), "2");
+  // A fixed-size ring: the shape, the head and 4 counters of 4 bytes.
+  EXPECT_EQ(redis.command({"HLEN", "{p:k}"}), "3");
+  EXPECT_EQ(redis.command({"HSTRLEN", "{p:k}", "c"}), "16");
 }
 
 TEST_F(RedisScriptTest, TheLimitArgumentIsTheOverride) {
