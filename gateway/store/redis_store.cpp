@@ -59,9 +59,14 @@ std::size_t RedisStore::add_connection(boost::asio::io_context& ioc) {
   o.setup = [this] { return setup_commands(); };
   o.on_ready = [this, raw](const std::vector<RedisReply>& replies) {
     raw->hash = hash_from_hex(replies.back().text);
-    if (raw->hash && !announced_.exchange(true)) {
-      log_->info("redis store ready host={} port={} window_script={} replica={}", options_.host,
-                 options_.port, sliding_window_script().sha1, replica_id_);
+    // "ready" once every thread's connection is up: from then on every decision goes to Redis.
+    if (raw->hash && !raw->ever_ready) {
+      raw->ever_ready = true;
+      if (ready_slots_.fetch_add(1) + 1 == slots_.size()) {
+        log_->info("redis store ready host={} port={} connections={} window_script={} replica={}",
+                   options_.host, options_.port, slots_.size(), sliding_window_script().sha1,
+                   replica_id_);
+      }
     }
     if (!raw->hash) {
       log_->error("redis key {} holds no valid hash key; deciding by the fallback", kHashKeyName);

@@ -97,6 +97,7 @@ class RedisStore final : public LimitStore {
   struct Slot {
     std::shared_ptr<RedisConnection> connection;
     std::optional<core::KeyedHash> hash;  ///< the shared hash key, once connected
+    bool ever_ready = false;              ///< (its own thread only)
   };
   /// What one decision needs of a policy, copied under the lock.
   struct Call {
@@ -137,7 +138,7 @@ class RedisStore final : public LimitStore {
   std::vector<PolicyId> fallback_ids_;
 
   std::atomic<bool> fallback_{false};
-  std::atomic<bool> announced_{false};  ///< the "ready" line was logged
+  std::atomic<std::size_t> ready_slots_{0};  ///< slots that have been ready at least once
   std::atomic<std::size_t> live_replicas_{1};
 };
 

@@ -38,7 +38,8 @@ std::string render(const redisReply& reply) {
 
 }  // namespace
 
-RedisServer::RedisServer() : port_(free_port()) {
+RedisServer::RedisServer(std::vector<std::string> extra_args)
+    : port_(free_port()), extra_args_(std::move(extra_args)) {
   start();
 }
 
@@ -50,9 +51,21 @@ void RedisServer::start() {
   if (process_) {
     return;
   }
-  process_ = std::make_unique<ChildProcess>(std::vector<std::string>{
-      SLUICE_REDIS_SERVER, "--bind", "127.0.0.1", "--port", std::to_string(port_), "--save", "",
-      "--appendonly", "no", "--enable-debug-command", "yes", "--loglevel", "notice"});
+  std::vector<std::string> argv{SLUICE_REDIS_SERVER,
+                                "--bind",
+                                "127.0.0.1",
+                                "--port",
+                                std::to_string(port_),
+                                "--save",
+                                "",
+                                "--appendonly",
+                                "no",
+                                "--enable-debug-command",
+                                "yes",
+                                "--loglevel",
+                                "notice"};
+  argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
+  process_ = std::make_unique<ChildProcess>(std::move(argv));
   if (!process_->wait_for_line("Ready to accept connections", kDefaultTimeout)) {
     const std::string output = process_->output();
     process_.reset();

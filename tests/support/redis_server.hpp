@@ -22,7 +22,8 @@ namespace sluice::testing {
 /// connection. The destructor stops the server.
 class RedisServer {
  public:
-  RedisServer();
+  /// `extra_args` go to redis-server as given (e.g. {"--requirepass", "secret"}).
+  explicit RedisServer(std::vector<std::string> extra_args = {});
   ~RedisServer();
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
@@ -42,6 +43,7 @@ class RedisServer {
 
  private:
   std::uint16_t port_ = 0;
+  std::vector<std::string> extra_args_;
   std::unique_ptr<ChildProcess> process_;
 };
 

@@ -203,5 +203,39 @@ TEST_F(RedisGatewayTest, ASlowRedisTimesOutIntoTheFallbackWithoutHangingRequests
             1);
 }
 
+TEST(RedisAuthTest, AuthenticatesWithThePasswordFromTheNamedVariable) {
+  RedisServer secured({"--requirepass", "s3cret-redis"});
+  DemoBackend backend;
+  json c = minimal_gateway_config({backend.endpoint()});
+  c["store"] = {{"type", "redis"},
+                {"port", secured.port()},
+                {"password_env", "SLUICE_TEST_REDIS_PASSWORD"},
+                {"on_error", "deny"}};
+  c["limits"] = {{"p", {{"requests", 5}, {"window_ms", 60000}}}};
+  c["routes"][0]["limit"] = "p";
+  SluiceProcess::Options options;
+  options.env = {{"SLUICE_TEST_REDIS_PASSWORD", "s3cret-redis"}};
+  SluiceProcess gateway(c, options);
+  ASSERT_TRUE(gateway.process().wait_for_line("redis store ready")) << gateway.process().output();
+  HttpClient client(gateway.proxy_port());
+  EXPECT_EQ(client.get("/ok").result_int(), 200);  // deny would answer 503 without Redis
+  EXPECT_EQ(gateway.process().output().find("s3cret-redis"), std::string::npos);
+}
+
+TEST(RedisAuthTest, RefusesToStartWhenThePasswordVariableIsNotSet) {
+  DemoBackend backend;
+  json c = minimal_gateway_config({backend.endpoint()});
+  c["store"] = {{"type", "redis"}, {"port", 6379}, {"password_env", "SLUICE_TEST_UNSET_PASSWORD"}};
+  SluiceProcess::Options options;
+  options.wait_ready = false;
+  SluiceProcess gateway(c, options);
+  EXPECT_EQ(gateway.process().wait_exit(), 1);
+  EXPECT_NE(gateway.process().output().find(
+                "refusing to start: store.password_env names SLUICE_TEST_UNSET_PASSWORD, which is "
+                "not set"),
+            std::string::npos)
+      << gateway.process().output();
+}
+
 }  // namespace
 }  // namespace sluice::testing
