@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/admin/admin_server.hpp"
 
+#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -22,6 +23,8 @@ constexpr auto kAsTuple = net::as_tuple(net::use_awaitable);
 constexpr std::uint32_t kMaxHeader = 16 * 1024;
 constexpr std::uint64_t kMaxBody = std::uint64_t{1024} * 1024;
 constexpr auto kTimeout = 10s;
+constexpr auto kLingerTime = 2s;                                 // after an early 413/431
+constexpr std::uint64_t kLingerBytes = std::uint64_t{8} << 20U;  // discarded at most
 
 }  // namespace
 
@@ -83,6 +86,25 @@ net::awaitable<void> AdminServer::accept_loop() {
   }
 }
 
+net::awaitable<void> AdminServer::linger(beast::tcp_stream& stream) {
+  // Lingering close (as nginx does after an early error reply): the client is likely still
+  // sending the body we refused. Closing now, with its bytes unread, would reset the connection
+  // and the client could lose the 413 before reading it; so stop sending, then read and discard
+  // what still comes, up to a cap in bytes and time.
+  beast::error_code ignored;
+  stream.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+  std::array<char, 16384> sink{};
+  std::uint64_t drained = 0;
+  stream.expires_after(kLingerTime);
+  while (drained < kLingerBytes) {
+    auto [ec, n] = co_await stream.async_read_some(net::buffer(sink), kAsTuple);
+    if (ec) {
+      break;
+    }
+    drained += n;
+  }
+}
+
 net::awaitable<void> AdminServer::serve(net::ip::tcp::socket socket) {
   auto self = shared_from_this();
   beast::error_code peer_ec;
@@ -107,6 +129,7 @@ net::awaitable<void> AdminServer::serve(net::ip::tcp::socket socket) {
         res.keep_alive(false);
         stream.expires_after(kTimeout);
         co_await http::async_write(stream, res, kAsTuple);
+        co_await linger(stream);
       }
       break;
     }

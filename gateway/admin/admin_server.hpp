@@ -5,6 +5,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <exception>
@@ -38,6 +39,7 @@ class AdminServer : public std::enable_shared_from_this<AdminServer> {
   [[nodiscard]] std::function<void(std::exception_ptr)> log_stray_exception() const;
   boost::asio::awaitable<void> accept_loop();
   boost::asio::awaitable<void> serve(boost::asio::ip::tcp::socket socket);
+  static boost::asio::awaitable<void> linger(boost::beast::tcp_stream& stream);
 
   boost::asio::ip::tcp::acceptor acceptor_;
   Handler handler_;
