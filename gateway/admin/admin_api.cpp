@@ -79,9 +79,7 @@ AdminApi::AdminApi(AdminContext context, BearerAuth auth, std::shared_ptr<spdlog
 
 net::awaitable<Response> AdminApi::handle(const Request& req, const net::ip::tcp::endpoint& peer) {
   if (!auth_.allows(req[http::field::authorization])) {
-    // The path may hold a raw user key (key lookups): not logged.
-    log_->warn("admin unauthorized peer={} method={}", show(peer),
-               std::string(req.method_string()));
+    note_unauthorized(peer, req.method_string());
     auto res = reply(req, http::status::unauthorized, {{"error", "unauthorized"}});
     res.set(http::field::www_authenticate, R"(Bearer realm="sluice-admin")");
     co_return res;
@@ -100,6 +98,20 @@ net::awaitable<Response> AdminApi::handle(const Request& req, const net::ip::tcp
     co_return co_await key_state(call, s[1], s[3]);
   }
   co_return route(call);
+}
+
+void AdminApi::note_unauthorized(const net::ip::tcp::endpoint& peer, std::string_view method) {
+  // At most one line a second, so a client hammering the API with a bad token cannot flood the
+  // log; the next line says how many were folded into it. The path is never logged: a key
+  // lookup's path holds a raw user key.
+  const core::TimePoint now = context_.clock.now();
+  if (now < next_unauthorized_log_) {
+    ++unauthorized_suppressed_;
+    return;
+  }
+  next_unauthorized_log_ = now + std::chrono::seconds(1);
+  log_->warn("admin unauthorized peer={} method={} suppressed_since_last={}", show(peer),
+             std::string(method), std::exchange(unauthorized_suppressed_, 0));
 }
 
 Response AdminApi::route(const Call& call) {

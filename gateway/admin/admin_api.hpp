@@ -17,6 +17,7 @@
 #include "gateway/admin/bearer_auth.hpp"
 #include "gateway/breaker/breaker_registry.hpp"
 #include "gateway/config/config_document.hpp"
+#include "gateway/core/clock.hpp"
 #include "gateway/metrics/metrics.hpp"
 #include "gateway/store/limit_store.hpp"
 
@@ -44,6 +45,7 @@ struct AdminContext {
   metrics::Metrics& metrics;
   /// How a raw user key appears in logs (the access log's `user` label).
   std::function<std::string(std::string_view key)> key_label;
+  const core::Clock& clock;
 };
 
 /// The `/admin/` REST API of SPEC §5: JSON in and out, bearer-token auth, validation of every
@@ -69,6 +71,7 @@ class AdminApi {
   struct Call;
   using ViewFn = std::function<nlohmann::json(const config::Config&)>;
 
+  void note_unauthorized(const boost::asio::ip::tcp::endpoint& peer, std::string_view method);
   Response route(const Call& call);
   Response route_limits(const Call& call);
   Response route_backend(const Call& call);
@@ -92,6 +95,8 @@ class AdminApi {
   AdminContext context_;
   BearerAuth auth_;
   std::shared_ptr<spdlog::logger> log_;
+  core::TimePoint next_unauthorized_log_{};
+  std::uint64_t unauthorized_suppressed_ = 0;
 };
 
 }  // namespace sluice::admin

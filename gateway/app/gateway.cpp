@@ -70,6 +70,7 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
           .metrics = metrics_,
           .key_label =
               [this](std::string_view key) { return proxy::user_label(services_.user_hash, key); },
+          .clock = clock_,
       },
       admin::BearerAuth(admin_token_), log::get("admin"));
   const std::size_t n = thread_count(*config_);

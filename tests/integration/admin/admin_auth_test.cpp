@@ -28,6 +28,9 @@ TEST_F(AdminAuthTest, EveryAdminPathNeedsTheBearerToken) {
   }
   // A change without the token changes nothing.
   EXPECT_EQ(wrong.put("/admin/limits/p", {{"requests", 1}, {"window_ms", 1000}}).status, 401U);
+  // 13 refusals in well under a second: logged about once a second, not 13 times.
+  EXPECT_TRUE(gateway->process().wait_for_line("admin unauthorized peer=127.0.0.1:"));
+  EXPECT_LE(gateway->process().count_lines("admin unauthorized"), 3U);
   auto authorized = admin(*gateway);
   EXPECT_EQ(authorized.get("/admin/limits").body["p"]["requests"], 5);
   // The probes and the scrape stay open.
