@@ -69,13 +69,13 @@ std::string route_using(const config::Config& c, const std::string& policy, std:
 }  // namespace
 
 const std::vector<std::string_view>& AdminApi::resources() {
-  static const std::vector<std::string_view> kResources{"limits", "overrides", "breaker",
-                                                        "endpoints", "routes"};
-  return kResources;
+  static const std::vector<std::string_view> resources{"limits", "overrides", "breaker",
+                                                       "endpoints", "routes"};
+  return resources;
 }
 
 AdminApi::AdminApi(AdminContext context, BearerAuth auth, std::shared_ptr<spdlog::logger> log)
-    : context_(std::move(context)), auth_(std::move(auth)), log_(std::move(log)) {}
+    : context_(std::move(context)), auth_(auth), log_(std::move(log)) {}
 
 net::awaitable<Response> AdminApi::handle(const Request& req, const net::ip::tcp::endpoint& peer) {
   if (!auth_.allows(req[http::field::authorization])) {

@@ -41,12 +41,12 @@ void RedisConnection::close() {
   reconnect_.cancel();
 }
 
-void RedisConnection::execute(std::string command, Handler handler) {
+void RedisConnection::execute(const std::string& command, Handler handler) {
   if (state_ != State::kReady) {
     handler(RedisOutcome{RedisStatus::kUnavailable, {}});
     return;
   }
-  send(std::move(command), std::move(handler), clock_.now() + options_.timeout);
+  send(command, std::move(handler), clock_.now() + options_.timeout);
 }
 
 void RedisConnection::connect() {
@@ -113,9 +113,9 @@ void RedisConnection::on_connected() {
     return;
   }
   const core::TimePoint deadline = clock_.now() + options_.connect_timeout;
-  for (auto& command : setup) {
+  for (const auto& command : setup) {
     send(
-        std::move(command),
+        command,
         [this, count, finish, generation = generation_](RedisOutcome outcome) {
           if (generation != generation_) {
             return;
@@ -135,7 +135,7 @@ void RedisConnection::on_connected() {
   }
 }
 
-void RedisConnection::send(std::string command, Handler handler, core::TimePoint deadline) {
+void RedisConnection::send(const std::string& command, Handler handler, core::TimePoint deadline) {
   const bool was_idle = pending_.empty();
   pending_.push_back(Pending{std::move(handler), deadline});
   outbox_ += command;

@@ -76,7 +76,7 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
 
   /// Sends `command` (RESP bytes, see format_command) and calls `handler` exactly once: with the
   /// reply, on timeout, or at once (inside this call) with kUnavailable when not ready.
-  void execute(std::string command, Handler handler);
+  void execute(const std::string& command, Handler handler);
   /// Commands in flight (sent or queued, not yet answered by Redis).
   [[nodiscard]] std::size_t in_flight() const noexcept { return pending_.size(); }
 
@@ -89,7 +89,7 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
 
   void connect();
   void on_connected();
-  void send(std::string command, Handler handler, core::TimePoint deadline);
+  void send(const std::string& command, Handler handler, core::TimePoint deadline);
   void write_some();
   void read_some();
   void on_reply(RedisReply reply);

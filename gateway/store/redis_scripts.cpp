@@ -128,13 +128,13 @@ std::string sha1_hex(std::string_view text) {
 }  // namespace
 
 const RedisScript& sliding_window_script() {
-  static const RedisScript kScript{kSlidingWindow, sha1_hex(kSlidingWindow)};
-  return kScript;
+  static const RedisScript script{kSlidingWindow, sha1_hex(kSlidingWindow)};
+  return script;
 }
 
 const RedisScript& heartbeat_script() {
-  static const RedisScript kScript{kHeartbeat, sha1_hex(kHeartbeat)};
-  return kScript;
+  static const RedisScript script{kHeartbeat, sha1_hex(kHeartbeat)};
+  return script;
 }
 
 }  // namespace sluice::store

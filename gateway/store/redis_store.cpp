@@ -192,8 +192,8 @@ std::string RedisStore::command(const Call& call, bool counting, bool eval) cons
 void RedisStore::run(Slot& slot, const Call& call, std::string key, bool counting,
                      std::function<void(std::optional<RedisReply>, Outcome)> done, bool eval) {
   slot.connection->execute(
-      command(call, counting, eval),
-      [this, &slot, call, key = std::move(key), counting, done, eval](RedisOutcome outcome) {
+      command(call, counting, eval), [this, &slot, call, key = std::move(key), counting,
+                                      done = std::move(done), eval](RedisOutcome outcome) {
         if (outcome.status == RedisStatus::kOk && outcome.reply.is_error() && !eval &&
             outcome.reply.text.starts_with("NOSCRIPT")) {
           // Redis restarted or was flushed: EVAL sends the script and caches it again.
@@ -343,7 +343,7 @@ void RedisStore::heartbeat() {
   const auto ttl = std::to_string(options_.heartbeat_ttl.count());
   slot->connection->execute(
       format_command({"EVALSHA", heartbeat_script().sha1, "1", kReplicasKey, replica_id_, ttl}),
-      [this](RedisOutcome outcome) {
+      [this](const RedisOutcome& outcome) {
         if (outcome.status != RedisStatus::kOk ||
             outcome.reply.type != RedisReply::Type::kInteger || outcome.reply.integer < 1) {
           return;
