@@ -20,59 +20,93 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local cur = math.floor(now / width)
 local shape = string.format('%d:%d', width, n)
-local format = '<' .. string.rep('I4', n)
+local zero = '\0\0\0\0'
 
--- Advances a ring of n counters whose newest bucket is `head` to bucket `to`: the slots of the
--- buckets in between held counts of an earlier lap and are cleared.
-local function advance(counts, ring_n, head, to)
-  local steps = math.min(to - head, ring_n)
-  for b = to - steps + 1, to do
-    counts[(b % ring_n) + 1] = 0
+-- The ring is read and written in place, one 4-byte slot at a time: a decision touches the
+-- slots that changed, not all n.
+local function get(ring, slot)
+  return (struct.unpack('<I4', ring, slot * 4 + 1))
+end
+local function put(ring, slot, value)
+  return string.sub(ring, 1, slot * 4) .. struct.pack('<I4', value) .. string.sub(ring, slot * 4 + 5)
+end
+local function sum(ring, ring_n)
+  local s = 0
+  for i = 0, ring_n - 1 do s = s + get(ring, i) end
+  return s
+end
+
+local stored = redis.call('HMGET', KEYS[1], 'g', 'h', 't', 'c', 'o')
+local ring, total
+local oldest = tonumber(stored[5])  -- the oldest bucket that holds a count
+if stored[1] and stored[1] == shape and stored[4] and #stored[4] == 4 * n then
+  ring = stored[4]
+  total = tonumber(stored[3]) or sum(ring, n)
+  local head = tonumber(stored[2])
+  if cur - head >= n then
+    ring = string.rep(zero, n)
+    total = 0
+    oldest = nil
+  elseif cur > head then
+    -- The slots of the buckets after head up to cur held counts of an earlier lap: they leave.
+    for b = head + 1, cur do
+      local v = get(ring, b % n)
+      if v > 0 then
+        total = total - v
+        ring = put(ring, b % n, 0)
+      end
+    end
+  end
+else
+  ring = string.rep(zero, n)
+  total = 0
+  oldest = nil
+  if stored[1] and stored[4] then
+    -- A re-tuned policy: the in-window total under the old shape carries into the current bucket.
+    local old_width, old_n = string.match(stored[1], '^(%d+):(%d+)$')
+    old_width = tonumber(old_width)
+    old_n = tonumber(old_n)
+    if old_width and old_n and #stored[4] == 4 * old_n then
+      local old = {struct.unpack('<' .. string.rep('I4', old_n), stored[4])}
+      local old_cur = math.floor(now / old_width)
+      local head = tonumber(stored[2])
+      local steps = math.min(math.max(old_cur - head, 0), old_n)
+      for b = old_cur - steps + 1, old_cur do old[(b % old_n) + 1] = 0 end
+      for i = 1, old_n do total = total + old[i] end
+      ring = put(ring, cur % n, total)
+      oldest = cur
+    end
   end
 end
 
-local stored = redis.call('HMGET', KEYS[1], 'g', 'h', 'c')
-local counts
-if stored[1] and stored[1] == shape then
-  counts = {struct.unpack(format, stored[3])}
-  counts[n + 1] = nil  -- struct.unpack also returns the next position
-  local head = tonumber(stored[2])
-  if cur > head then advance(counts, n, head, cur) end
-else
-  counts = {}
-  for i = 1, n do counts[i] = 0 end
-end
-if stored[1] and stored[1] ~= shape then
-  -- A re-tuned policy: the in-window total under the old shape carries into the current bucket.
-  local old_width, old_n = string.match(stored[1], '^(%d+):(%d+)$')
-  old_width = tonumber(old_width)
-  old_n = tonumber(old_n)
-  local old = {struct.unpack('<' .. string.rep('I4', old_n), stored[3])}
-  local old_cur = math.floor(now / old_width)
-  local head = tonumber(stored[2])
-  if old_cur > head then advance(old, old_n, head, old_cur) end
-  local carried = 0
-  for i = 1, old_n do carried = carried + old[i] end
-  counts[(cur % n) + 1] = carried
+if total == 0 then
+  oldest = nil
+elseif not oldest or oldest < cur - n + 1 or oldest > cur then
+  -- The oldest count left the window (once per bucket at most): find the next one. Bucket
+  -- cur - n + 1 lives at slot (cur + 1) % n; the window runs from there to the end of the ring,
+  -- then from slot 0 to cur % n.
+  local first = (cur + 1) % n
+  local at = string.find(ring, '[^%z]', first * 4 + 1) or string.find(ring, '[^%z]')
+  local slot = math.floor((at - 1) / 4)
+  if slot >= first then
+    oldest = cur - n + 1 + slot - first
+  else
+    oldest = cur + 1 + slot - first
+  end
 end
 
-local total = 0
-for i = 1, n do total = total + counts[i] end
 local allowed = 0
 if counting and total < limit then
   allowed = 1
   total = total + 1
-  counts[(cur % n) + 1] = counts[(cur % n) + 1] + 1
+  ring = put(ring, cur % n, get(ring, cur % n) + 1)
+  oldest = oldest or cur
 end
+
 local reset = 0
 local retry = 0
 if total > 0 then
-  for b = cur - n + 1, cur do  -- the oldest bucket that holds a count
-    if counts[(b % n) + 1] > 0 then
-      reset = (b + n) * width - now
-      break
-    end
-  end
+  reset = (oldest + n) * width - now
 end
 if counting and allowed == 0 then
   if limit == 0 then
@@ -82,7 +116,7 @@ if counting and allowed == 0 then
     local must = total - limit + 1
     local left = 0
     for b = cur - n + 1, cur do
-      left = left + counts[(b % n) + 1]
+      left = left + get(ring, b % n)
       if left >= must then
         retry = (b + n) * width - now
         break
@@ -91,9 +125,11 @@ if counting and allowed == 0 then
   end
 end
 if total > 0 then
-  redis.call('HSET', KEYS[1], 'g', shape, 'h', string.format('%d', cur), 'c',
-             struct.pack(format, unpack(counts)))
-  redis.call('PEXPIRE', KEYS[1], window + width)
+  if allowed == 1 or ring ~= stored[4] or stored[1] ~= shape then
+    redis.call('HSET', KEYS[1], 'g', shape, 'h', string.format('%d', cur), 't',
+               string.format('%d', total), 'o', string.format('%d', oldest), 'c', ring)
+    redis.call('PEXPIRE', KEYS[1], window + width)
+  end
 elseif stored[1] then
   redis.call('DEL', KEYS[1])
 end

@@ -17,8 +17,11 @@ struct RedisScript {
 /// The bucketed sliding window of the memory store, in one Redis hash per (policy, key).
 ///   KEYS[1]  the hash: "c" = a ring of BUCKETS little-endian uint32 counters (bucket number
 ///            floor(now_ms / width_ms) lives at slot number % BUCKETS), "h" = the newest bucket
-///            number written, "g" = "WIDTH_MS:BUCKETS", the shape of the ring. A fixed size: a
-///            decision costs the same whether the window is empty or full.
+///            number written, "t" = the sum of the ring, "o" = the oldest bucket that holds a
+///            count, "g" = "WIDTH_MS:BUCKETS", the shape of the ring. A fixed size, read and
+///            written a slot at a time: a decision touches the slots that changed, not all of
+///            them (only when the oldest count leaves does it search the ring for the next). A
+///            decision that changes nothing (a denial, an inspection) writes nothing.
 ///   ARGV     limit (after any override), window_ms, buckets, mode ("1" = decide and count,
 ///            "0" = inspect only)
 ///   returns  {allowed (0/1), count in the window after this request, limit, reset_ms,

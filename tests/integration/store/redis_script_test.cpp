@@ -84,9 +84,50 @@ TEST_F(RedisScriptTest, OldBucketsSlideOutOfTheWindow) {
   const Result r = call("{p:k}", 2, 400, 4);
   EXPECT_EQ(r.allowed, 1);
   EXPECT_EQ(r.count, 1);
-  // A fixed-size ring: the shape, the head and 4 counters of 4 bytes.
-  EXPECT_EQ(redis.command({"HLEN", "{p:k}"}), "3");
+  // A fixed-size ring: the shape, the head, the running total, the oldest bucket with a count
+  // and 4 counters of 4 bytes.
+  EXPECT_EQ(redis.command({"HLEN", "{p:k}"}), "5");
+  EXPECT_EQ(redis.command({"HGET", "{p:k}", "t"}), "1");
+  EXPECT_EQ(redis.command({"HGET", "{p:k}", "o"}), redis.command({"HGET", "{p:k}", "h"}));
   EXPECT_EQ(redis.command({"HSTRLEN", "{p:k}", "c"}), "16");
+}
+
+TEST_F(RedisScriptTest, APartialSlideDropsOnlyTheBucketsThatLeft) {
+  // Buckets of 300 ms on Redis' clock; each step starts 30 ms into a bucket.
+  constexpr long long kWidth = 300;
+  const auto redis_ms = [&] {
+    long long sec = 0;
+    long long usec = 0;
+    EXPECT_EQ(std::sscanf(redis.command({"TIME"}).c_str(), "%lld,%lld", &sec, &usec), 2);  // NOLINT
+    return sec * 1000 + usec / 1000;
+  };
+  const auto sleep_into = [&](long long bucket) {
+    const long long wait = bucket * kWidth + 30 - redis_ms();
+    if (wait > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+    }
+  };
+  const long long first = redis_ms() / kWidth + 1;
+  sleep_into(first);
+  EXPECT_EQ(call("{p:s}", 10, 4 * kWidth, 4).count, 1);
+  EXPECT_EQ(call("{p:s}", 10, 4 * kWidth, 4).count, 2);
+  sleep_into(first + 2);
+  Result r = call("{p:s}", 10, 4 * kWidth, 4);
+  EXPECT_EQ(r.count, 3);
+  EXPECT_GT(r.reset_ms, 0);  // the first bucket leaves at (first + 4) * width
+  EXPECT_LE(r.reset_ms, 2 * kWidth);
+  // The first bucket has left; its slot in the ring is the current bucket's now.
+  sleep_into(first + 4);
+  r = call("{p:s}", 10, 4 * kWidth, 4);
+  EXPECT_EQ(r.count, 2);
+  EXPECT_GT(r.reset_ms, kWidth);  // the oldest count is now the one of bucket first + 2
+  EXPECT_LE(r.reset_ms, 2 * kWidth);
+  EXPECT_EQ(redis.command({"HGET", "{p:s}", "t"}), "2");
+  EXPECT_EQ(redis.command({"HGET", "{p:s}", "o"}), std::to_string(first + 2));
+  // Inspecting in a later bucket sees the same total and writes nothing.
+  sleep_into(first + 5);
+  EXPECT_EQ(call("{p:s}", 10, 4 * kWidth, 4, /*count=*/false).count, 2);
+  EXPECT_EQ(redis.command({"HGET", "{p:s}", "h"}), std::to_string(first + 4));
 }
 
 TEST_F(RedisScriptTest, TheLimitArgumentIsTheOverride) {
