@@ -41,38 +41,55 @@ std::vector<std::string> RedisStore::setup_commands() const {
   }
   commands.push_back(format_command({"SCRIPT", "LOAD", sliding_window_script().source}));
   commands.push_back(format_command({"SCRIPT", "LOAD", heartbeat_script().source}));
-  // The first replica to connect picks the hash key; every other one reads it.
-  const std::string candidate = random_hex(random_, 16);
-  commands.push_back(format_command({"SET", kHashKeyName, candidate, "NX"}));
-  commands.push_back(format_command({"GET", kHashKeyName}));
   return commands;
+}
+
+void RedisStore::read_hash_key(Slot& slot) {
+  // The first replica to connect picks the hash key; every other one reads it. Read again on
+  // every reconnection: a Redis that lost its data gets a new key (and has no old windows).
+  const std::string candidate = random_hex(random_, 16);
+  slot.router->execute(kHashKeyName, format_command({"SET", kHashKeyName, candidate, "NX"}),
+                       [](const RedisOutcome&) {});
+  slot.router->execute(
+      kHashKeyName, format_command({"GET", kHashKeyName}), [this, &slot](RedisOutcome outcome) {
+        if (outcome.status != RedisStatus::kOk) {
+          return;  // unreachable again: the next ready connection asks again
+        }
+        auto hash = outcome.reply.type == RedisReply::Type::kString
+                        ? hash_from_hex(outcome.reply.text)
+                        : std::nullopt;
+        if (!hash) {
+          log_->error("redis key {} holds no valid hash key; deciding by the fallback",
+                      kHashKeyName);
+          return;
+        }
+        slot.hash = hash;
+        // "ready" once every thread's router is up: from then on every decision goes to Redis.
+        if (!slot.ever_ready) {
+          slot.ever_ready = true;
+          if (ready_slots_.fetch_add(1) + 1 == slots_.size()) {
+            log_->info(
+                "redis store ready host={} port={} mode={} masters={} connections={} "
+                "window_script={} replica={}",
+                options_.host, options_.port, slot.router->cluster() ? "cluster" : "standalone",
+                slot.router->nodes(), slots_.size() * slot.router->nodes(),
+                sliding_window_script().sha1, replica_id_);
+          }
+        }
+      });
 }
 
 std::size_t RedisStore::add_connection(boost::asio::io_context& ioc) {
   auto slot = std::make_unique<Slot>();
   Slot* raw = slot.get();
-  RedisConnection::Options o;
-  o.host = options_.host;
-  o.port = options_.port;
-  o.timeout = options_.timeout;
-  o.connect_timeout = std::max<milliseconds>(options_.timeout * 4, milliseconds(500));
-  o.setup = [this] { return setup_commands(); };
-  o.on_ready = [this, raw](const std::vector<RedisReply>& replies) {
-    raw->hash = hash_from_hex(replies.back().text);
-    // "ready" once every thread's connection is up: from then on every decision goes to Redis.
-    if (raw->hash && !raw->ever_ready) {
-      raw->ever_ready = true;
-      if (ready_slots_.fetch_add(1) + 1 == slots_.size()) {
-        log_->info("redis store ready host={} port={} connections={} window_script={} replica={}",
-                   options_.host, options_.port, slots_.size(), sliding_window_script().sha1,
-                   replica_id_);
-      }
-    }
-    if (!raw->hash) {
-      log_->error("redis key {} holds no valid hash key; deciding by the fallback", kHashKeyName);
-    }
-  };
-  slot->connection = std::make_shared<RedisConnection>(ioc, std::move(o), clock_, random_, log_);
+  RedisRouter::Options o;
+  o.connection.host = options_.host;
+  o.connection.port = options_.port;
+  o.connection.timeout = options_.timeout;
+  o.connection.connect_timeout = std::max<milliseconds>(options_.timeout * 4, milliseconds(500));
+  o.connection.setup = [this] { return setup_commands(); };
+  o.on_ready = [this, raw] { read_hash_key(*raw); };
+  slot->router = std::make_shared<RedisRouter>(ioc, std::move(o), clock_, random_, log_);
   slots_.push_back(std::move(slot));
   return slots_.size() - 1;
 }
@@ -84,13 +101,13 @@ void RedisStore::bind_thread(std::size_t slot) {
 
 void RedisStore::start() {
   for (auto& slot : slots_) {
-    slot->connection->start();
+    slot->router->start();
   }
 }
 
 void RedisStore::stop() {
   for (auto& slot : slots_) {
-    slot->connection->close();
+    slot->router->close();
   }
   slots_.clear();
 }
@@ -100,7 +117,7 @@ RedisStore::Slot* RedisStore::bound_slot() const {
     return nullptr;
   }
   Slot* slot = slots_[tls_slot].get();
-  return slot->connection->ready() && slot->hash ? slot : nullptr;
+  return slot->router->ready() && slot->hash ? slot : nullptr;
 }
 
 limiter::Policy RedisStore::scaled(const limiter::Policy& policy) const {
@@ -191,25 +208,27 @@ std::string RedisStore::command(const Call& call, bool counting, bool eval) cons
 
 void RedisStore::run(Slot& slot, const Call& call, std::string key, bool counting,
                      std::function<void(std::optional<RedisReply>, Outcome)> done, bool eval) {
-  slot.connection->execute(
-      command(call, counting, eval), [this, &slot, call, key = std::move(key), counting,
-                                      done = std::move(done), eval](RedisOutcome outcome) {
-        if (outcome.status == RedisStatus::kOk && outcome.reply.is_error() && !eval &&
-            outcome.reply.text.starts_with("NOSCRIPT")) {
-          // Redis restarted or was flushed: EVAL sends the script and caches it again.
-          run(slot, call, key, counting, done, /*eval=*/true);
-          return;
-        }
-        if (outcome.status == RedisStatus::kOk && !outcome.reply.is_error()) {
-          done(std::move(outcome.reply), Outcome::kOk);
-          return;
-        }
-        if (outcome.status == RedisStatus::kOk) {
-          log_->warn("redis script error: {}", outcome.reply.text);
-        }
-        done(std::nullopt,
-             outcome.status == RedisStatus::kTimeout ? Outcome::kTimeout : Outcome::kError);
-      });
+  slot.router->execute(call.redis_key, command(call, counting, eval),
+                       [this, &slot, call, key = std::move(key), counting, done = std::move(done),
+                        eval](RedisOutcome outcome) {
+                         if (outcome.status == RedisStatus::kOk && outcome.reply.is_error() &&
+                             !eval && outcome.reply.text.starts_with("NOSCRIPT")) {
+                           // Redis restarted or was flushed: EVAL sends the script and caches it
+                           // again.
+                           run(slot, call, key, counting, done, /*eval=*/true);
+                           return;
+                         }
+                         if (outcome.status == RedisStatus::kOk && !outcome.reply.is_error()) {
+                           done(std::move(outcome.reply), Outcome::kOk);
+                           return;
+                         }
+                         if (outcome.status == RedisStatus::kOk) {
+                           log_->warn("redis script error: {}", outcome.reply.text);
+                         }
+                         done(std::nullopt, outcome.status == RedisStatus::kTimeout
+                                                ? Outcome::kTimeout
+                                                : Outcome::kError);
+                       });
 }
 
 void RedisStore::note(Outcome outcome) {
@@ -341,7 +360,8 @@ void RedisStore::heartbeat() {
     return;  // keep the last count while Redis is away
   }
   const auto ttl = std::to_string(options_.heartbeat_ttl.count());
-  slot->connection->execute(
+  slot->router->execute(
+      kReplicasKey,
       format_command({"EVALSHA", heartbeat_script().sha1, "1", kReplicasKey, replica_id_, ttl}),
       [this](const RedisOutcome& outcome) {
         if (outcome.status != RedisStatus::kOk ||

@@ -20,13 +20,14 @@
 #include "gateway/core/random.hpp"
 #include "gateway/store/limit_store.hpp"
 #include "gateway/store/memory_store.hpp"
-#include "gateway/store/redis_connection.hpp"
+#include "gateway/store/redis_router.hpp"
 
 namespace sluice::store {
 
 /// `store.type: "redis"` (SPEC §3): limit counts live in Redis, shared by every replica. Each
-/// decision is one EVALSHA of the sliding-window script on the connection of the calling thread
-/// (one pipelined connection per io_context). Redis keys are `sluice:{POLICY:HASH}`, where HASH
+/// decision is one EVALSHA of the sliding-window script on the calling thread's own router: one
+/// pipelined connection per io_context to a standalone Redis, or one per master of a Redis
+/// Cluster (found by itself, see RedisRouter). Redis keys are `sluice:{POLICY:HASH}`, where HASH
 /// is a SipHash of the user key under a random key shared through Redis (`sluice:hash-key`), so
 /// no credential is ever stored and a Redis Cluster keeps each window on one slot.
 ///
@@ -95,7 +96,7 @@ class RedisStore final : public LimitStore {
 
  private:
   struct Slot {
-    std::shared_ptr<RedisConnection> connection;
+    std::shared_ptr<RedisRouter> router;
     std::optional<core::KeyedHash> hash;  ///< the shared hash key, once connected
     bool ever_ready = false;              ///< (its own thread only)
   };
@@ -120,6 +121,8 @@ class RedisStore final : public LimitStore {
   void rescale_fallback();
   [[nodiscard]] limiter::Policy scaled(const limiter::Policy& policy) const;
   [[nodiscard]] std::vector<std::string> setup_commands() const;
+  /// Reads (and, first of all replicas, picks) the shared hash key through `slot`'s router.
+  void read_hash_key(Slot& slot);
 
   const core::Clock& clock_;
   core::Random& random_;

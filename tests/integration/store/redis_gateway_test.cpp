@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Gateway replicas sharing one Redis (store.type "redis"): one limit across replicas, every
 // on_error mode while Redis is away, and the way back when it returns.
+#include "tests/support/redis_gateway.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -28,39 +30,12 @@ class RedisGatewayTest : public ::testing::Test {
 
   json config(int requests, const char* on_error = "local", int window_ms = 60000,
               int buckets = 10) const {
-    json c = minimal_gateway_config({backend.endpoint()});
-    c["store"] = {{"type", "redis"},
-                  {"host", "127.0.0.1"},
-                  {"port", redis.port()},
-                  {"timeout_ms", 100},
-                  {"on_error", on_error}};
-    c["identity"] = json::array({{{"header", "X-API-Key"}}});
-    c["limits"] = {{"p", {{"requests", requests}, {"window_ms", window_ms}, {"buckets", buckets}}}};
-    c["routes"][0]["limit"] = "p";
-    return c;
-  }
-
-  static unsigned status_for(HttpClient& client, const std::string& key) {
-    return client.get("/ok", {{"X-API-Key", key}}).result_int();
+    return redis_gateway_config(backend.endpoint(), redis.port(), requests, on_error, window_ms,
+                                buckets);
   }
 
   static double metric(const SluiceProcess& gateway, const char* name, Labels labels) {
-    return metric_value(scrape_metrics(gateway), name, std::move(labels));
-  }
-
-  /// Waits until the gateway's decisions go to Redis (its connections are up).
-  static void wait_until_using_redis(SluiceProcess& gateway, HttpClient& client) {
-    const auto deadline = std::chrono::steady_clock::now() + kDefaultTimeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      const double ok =
-          metric(gateway, "sluice_store_operations_total", {{"store", "redis"}, {"result", "ok"}});
-      if (ok > 0 && metric(gateway, "sluice_store_fallback_active", {{"store", "redis"}}) == 0) {
-        return;
-      }
-      status_for(client, "warm-up");
-      std::this_thread::sleep_for(milliseconds(20));
-    }
-    ADD_FAILURE() << "the gateway never decided through Redis:\n" << gateway.process().output();
+    return gateway_metric(gateway, name, std::move(labels));
   }
 };
 

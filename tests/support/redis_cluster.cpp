@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tests/support/redis_cluster.hpp"
+
+#include <chrono>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "tests/support/timeouts.hpp"
+
+namespace sluice::testing {
+namespace {
+
+std::filesystem::path make_directory() {
+  std::random_device seed;
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("sluice-redis-cluster-" + std::to_string(seed()) + std::to_string(seed()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, separator)) {
+    if (!part.empty()) {
+      parts.push_back(part);
+    }
+  }
+  return parts;
+}
+
+}  // namespace
+
+RedisCluster::RedisCluster(std::size_t masters) {
+  if (masters == 0 || masters > 16) {
+    throw std::invalid_argument("RedisCluster: 1 to 16 masters");
+  }
+  for (std::size_t i = 0; i < masters; ++i) {
+    dirs_.push_back(make_directory());
+    nodes_.push_back(std::make_unique<RedisServer>(std::vector<std::string>{
+        "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
+        "5000", "--dir", dirs_.back().string()}));
+    ids_.push_back(nodes_.back()->command({"CLUSTER", "MYID"}));
+  }
+  const std::size_t per_node = 16384 / masters;
+  for (std::size_t i = 0; i < masters; ++i) {
+    const std::size_t first = i * per_node;
+    const std::size_t last = i + 1 == masters ? 16383 : first + per_node - 1;
+    const std::string reply = nodes_[i]->command(
+        {"CLUSTER", "ADDSLOTSRANGE", std::to_string(first), std::to_string(last)});
+    if (reply != "OK") {
+      throw std::runtime_error("CLUSTER ADDSLOTSRANGE: " + reply);
+    }
+  }
+  for (std::size_t i = 1; i < masters; ++i) {
+    const std::string reply =
+        nodes_[0]->command({"CLUSTER", "MEET", "127.0.0.1", std::to_string(nodes_[i]->port())});
+    if (reply != "OK") {
+      throw std::runtime_error("CLUSTER MEET: " + reply);
+    }
+  }
+  wait_until_stable();
+}
+
+RedisCluster::~RedisCluster() {
+  nodes_.clear();
+  for (const auto& dir : dirs_) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+}
+
+void RedisCluster::wait_until_stable() {
+  const auto deadline = std::chrono::steady_clock::now() + kDefaultTimeout * 2;
+  const std::string known = "cluster_known_nodes:" + std::to_string(nodes_.size());
+  std::string last;
+  while (std::chrono::steady_clock::now() < deadline) {
+    bool stable = true;
+    for (const auto& node : nodes_) {
+      last = node->command({"CLUSTER", "INFO"});
+      if (last.find("cluster_state:ok") == std::string::npos ||
+          last.find(known) == std::string::npos) {
+        stable = false;
+        break;
+      }
+    }
+    if (stable) {
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  throw std::runtime_error("the redis cluster never became stable:\n" + last);
+}
+
+std::size_t RedisCluster::owner(std::uint16_t slot) {
+  // CLUSTER SLOTS, flattened by RedisServer::command: first,last,host,port,id,...
+  const auto fields = split(nodes_[0]->command({"CLUSTER", "SLOTS"}), ',');
+  for (std::size_t i = 0; i + 4 < fields.size(); ++i) {
+    const auto parse = [](const std::string& s) -> long {
+      try {
+        return std::stol(s);
+      } catch (const std::exception&) {
+        return -1;
+      }
+    };
+    const long first = parse(fields[i]);
+    const long last = parse(fields[i + 1]);
+    if (first >= 0 && last >= first && fields[i + 2] == "127.0.0.1" && first <= slot &&
+        slot <= last) {
+      const long port = parse(fields[i + 3]);
+      for (std::size_t n = 0; n < nodes_.size(); ++n) {
+        if (nodes_[n]->port() == port) {
+          return n;
+        }
+      }
+    }
+  }
+  throw std::runtime_error("no node serves slot " + std::to_string(slot));
+}
+
+std::vector<std::string> RedisCluster::keys(std::size_t i, const std::string& pattern) {
+  return split(nodes_.at(i)->command({"KEYS", pattern}), ',');
+}
+
+void RedisCluster::begin_migration(std::uint16_t slot, std::size_t from, std::size_t to) {
+  const std::string s = std::to_string(slot);
+  const auto expect_ok = [](const std::string& what, const std::string& reply) {
+    if (reply != "OK" && reply != "NOKEY") {
+      throw std::runtime_error(what + ": " + reply);
+    }
+  };
+  expect_ok("IMPORTING", nodes_[to]->command({"CLUSTER", "SETSLOT", s, "IMPORTING", ids_[from]}));
+  expect_ok("MIGRATING", nodes_[from]->command({"CLUSTER", "SETSLOT", s, "MIGRATING", ids_[to]}));
+  const auto keys = split(nodes_[from]->command({"CLUSTER", "GETKEYSINSLOT", s, "1000"}), ',');
+  for (const auto& key : keys) {
+    expect_ok("MIGRATE " + key,
+              nodes_[from]->command(
+                  {"MIGRATE", "127.0.0.1", std::to_string(nodes_[to]->port()), key, "0", "5000"}));
+  }
+}
+
+void RedisCluster::finish_migration(std::uint16_t slot, std::size_t to) {
+  // The new owner first (it bumps its config epoch), then the rest, as the reshard tool does.
+  std::vector<std::size_t> order{to};
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    if (i != to) {
+      order.push_back(i);
+    }
+  }
+  for (const std::size_t i : order) {
+    const std::string reply =
+        nodes_[i]->command({"CLUSTER", "SETSLOT", std::to_string(slot), "NODE", ids_[to]});
+    if (reply != "OK") {
+      throw std::runtime_error("SETSLOT NODE: " + reply);
+    }
+  }
+}
+
+}  // namespace sluice::testing
