@@ -3,9 +3,9 @@
 # The developer's entry point. Subcommands:
 #   deps    install the Debian 12 packages sluice needs (apt-get, only what is missing)
 #   build   release build: build/bin/sluice and the test programs
-#   test    deps + format check + release build and ALL tests + ASan/UBSan build and all tests
-#           + TSan build of the concurrency and proxy integration tests; exits non-zero on any
-#           failure
+#   test    deps + format check + release build and ALL tests (with the deployment artefacts:
+#           deploy/, Dockerfile) + ASan/UBSan build and all C++ tests + TSan build of the
+#           concurrency and proxy integration tests; exits non-zero on any failure
 #   run     build, start two demo backends and the gateway on conf/sluice.json (foreground)
 #   bench   release build, then the Google Benchmark suite with medians of 5 repetitions, then
 #           the proxy against nginx and haproxy (tests/bench/peer_compare.sh; docs/benchmarks.md)
@@ -23,6 +23,8 @@ readonly SPEC_PACKAGES=(
 )
 # The toolchain. Present on the machines CI uses; listed so a bare Debian 12 works too.
 readonly TOOLCHAIN_PACKAGES=(g++ cmake ninja-build clang-format)
+# The deployment artefact tests (tests/deploy): Debian's python3 with PyYAML.
+readonly TEST_TOOL_PACKAGES=(python3 python3-yaml)
 
 log() { printf '==> %s\n' "$*" >&2; }
 
@@ -48,7 +50,7 @@ ensure_packages() {
 }
 
 cmd_deps() {
-  ensure_packages "${SPEC_PACKAGES[@]}" "${TOOLCHAIN_PACKAGES[@]}"
+  ensure_packages "${SPEC_PACKAGES[@]}" "${TOOLCHAIN_PACKAGES[@]}" "${TEST_TOOL_PACKAGES[@]}"
 }
 
 # configure_and_build PRESET [TARGET...]
