@@ -505,8 +505,12 @@ TEST_F(MetricsTest, UpstreamOutcomesAreCountedByKind) {
   const auto count = [](const Scrape& s, const char* name, const char* outcome) {
     return s.value("sluice_upstream_requests_total", {{"backend", name}, {"outcome", outcome}});
   };
-  const Scrape s = scrape_until(
-      admin, [&](const Scrape& t) { return t.sum("sluice_upstream_requests_total") >= 3; });
+  // The outcome is counted, the 50x sent and the breaker's window fed at nearby but distinct
+  // moments on the worker thread: wait for both (a scrape between them failed under ASan).
+  const Scrape s = scrape_until(admin, [&](const Scrape& t) {
+    return t.sum("sluice_upstream_requests_total") >= 3 &&
+           t.sum("sluice_breaker_window_requests") >= 3;
+  });
   EXPECT_EQ(count(s, "refused", "connect_error"), 1);
   EXPECT_EQ(count(s, "resetting", "reset"), 1);
   EXPECT_EQ(count(s, "silent", "timeout"), 1);
