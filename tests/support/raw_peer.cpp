@@ -17,6 +17,8 @@
 #include <boost/beast/http/string_body.hpp>
 #include <tuple>
 
+#include "tests/support/as_tuple.hpp"
+
 namespace sluice::testing {
 
 namespace net = boost::asio;
@@ -26,7 +28,6 @@ using tcp = net::ip::tcp;
 
 namespace {
 
-constexpr auto kAsTuple = net::as_tuple(net::use_awaitable);
 constexpr std::string_view kOkResponse =
     "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n"
     "Connection: keep-alive\r\nKeep-Alive: timeout=60\r\n\r\nok\n";

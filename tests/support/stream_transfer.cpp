@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gateway/demo/byte_pattern.hpp"
+#include "tests/support/as_tuple.hpp"
 #include "tests/support/http_client.hpp"
 
 namespace sluice::testing {
@@ -26,7 +27,6 @@ namespace beast = boost::beast;
 using demo::kPatternAlphabet;
 using demo::kPieceBytes;
 
-constexpr auto kAsTuple = net::as_tuple(net::use_awaitable);
 constexpr std::size_t kPrefixBytes = 4096;
 
 /// The pattern from offset 0, one piece plus one period long: the expected bytes at any offset
