@@ -268,9 +268,9 @@ net::awaitable<Response> AdminApi::key_state(const Call& call, const std::string
   if (!id) {
     co_return not_found(call.req, "no policy named \"" + policy + "\"");
   }
-  auto state = context_.store.try_inspect(*id, key);
+  auto state = context_.store.try_inspect(context_.store_slot, *id, key);
   if (!state) {
-    state = co_await context_.store.inspect(*id, key, net::use_awaitable);
+    state = co_await context_.store.inspect(context_.store_slot, *id, key, net::use_awaitable);
   }
   co_return reply(
       call.req, http::status::ok,

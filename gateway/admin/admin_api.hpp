@@ -41,6 +41,8 @@ struct AdminContext {
   /// memory or on disk.
   std::function<std::optional<CommitError>(config::ConfigDocument next)> commit;
   store::LimitStore& store;
+  /// The admin thread's own slot in the store (its connection, for a networked store).
+  store::StoreSlot store_slot;
   breaker::BreakerRegistry& breakers;
   metrics::Metrics& metrics;
   /// How a raw user key appears in logs (the access log's `user` label).

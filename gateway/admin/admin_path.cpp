@@ -1,21 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/admin/admin_path.hpp"
 
+#include "gateway/http1/path_normalizer.hpp"
+
 namespace sluice::admin {
 namespace {
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') {
-    return c - '0';
-  }
-  if (c >= 'a' && c <= 'f') {
-    return c - 'a' + 10;
-  }
-  if (c >= 'A' && c <= 'F') {
-    return c - 'A' + 10;
-  }
-  return -1;
-}
 
 std::optional<std::string> percent_decode(std::string_view text) {
   std::string out;
@@ -28,8 +17,8 @@ std::optional<std::string> percent_decode(std::string_view text) {
     if (i + 2 >= text.size()) {
       return std::nullopt;
     }
-    const int high = hex_value(text[i + 1]);
-    const int low = hex_value(text[i + 2]);
+    const int high = http1::hex_digit_value(text[i + 1]);
+    const int low = http1::hex_digit_value(text[i + 2]);
     if (high < 0 || low < 0) {
       return std::nullopt;
     }

@@ -10,7 +10,8 @@
 #include "gateway/app/listen_socket.hpp"
 #include "gateway/config/config_loader.hpp"
 #include "gateway/log/logging.hpp"
-#include "gateway/proxy/traffic_policy.hpp"
+#include "gateway/log/user_hash.hpp"
+#include "gateway/proxy/steps/identify_step.hpp"
 
 namespace sluice::app {
 namespace {
@@ -21,8 +22,8 @@ using tcp = net::ip::tcp;
 using namespace std::chrono_literals;
 
 constexpr auto kDrainPoll = 50ms;
-constexpr auto kSweepInterval = 10s;  // how often idle limiter keys are forgotten
-constexpr auto kCutGrace = 200ms;     // after cutting, how long sessions get to unwind
+constexpr auto kTickInterval = 1s;  // the store's housekeeping, retired metric series
+constexpr auto kCutGrace = 200ms;   // after cutting, how long sessions get to unwind
 
 std::size_t thread_count(const config::Config& config) {
   return config.threads != 0 ? config.threads : std::max(1U, std::thread::hardware_concurrency());
@@ -40,6 +41,20 @@ std::optional<std::string> read_admin_token(const config::AdminConfig& admin) {
   return std::string(value);
 }
 
+/// The key of the access log's `user` hash: from the variable `access_log.user_hash_key_env`
+/// names (so hashes agree across replicas and restarts), else random per process.
+core::KeyedHash user_hash(const config::AccessLogConfig& config,
+                          std::optional<std::string>& error) {
+  std::string problem;
+  if (auto hash = log::user_hash_from_env(config, problem)) {
+    return *hash;
+  }
+  if (!problem.empty()) {
+    error = problem;
+  }
+  return core::KeyedHash::with_random_key();
+}
+
 }  // namespace
 
 Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument document)
@@ -51,12 +66,16 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
       metrics_(SLUICE_VERSION),
       store_(make_store(config_->store, clock_, random_, metrics_)),
       breakers_(clock_, random_),
-      shared_{*store_.store, breakers_, metrics_},
-      snapshots_(std::make_shared<const proxy::Snapshot>(config_, shared_)),
+      sync_(*store_.store, breakers_, metrics_),
+      snapshots_(std::make_shared<const proxy::Snapshot>(config_, sync_.apply(*config_))),
       gate_(config_->http.max_connections),
       access_log_(config_->access_log),
-      services_(clock_, snapshots_, gate_, access_log_, shared_, log::get("proxy")) {
-  services_.store_ok = store_.memory_ok;
+      services_(clock_, snapshots_, gate_, access_log_, *store_.store,
+                user_hash(config_->access_log, startup_error_), log::get("proxy")) {
+  if (store_.error) {
+    startup_error_ = store_.error;
+  }
+  control_slot_ = store_.store->attach(control_);  // admin key lookups and the housekeeping
   metrics_.on_scrape([this] { refresh_gauges(); });
   for (const auto resource : admin::AdminApi::resources()) {
     metrics_.admin_changes(resource);  // every series exists from the start, at 0
@@ -66,10 +85,14 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
           .current = [this]() -> const config::ConfigDocument& { return document_; },
           .commit = [this](config::ConfigDocument next) { return commit(std::move(next)); },
           .store = *store_.store,
+          .store_slot = control_slot_,
           .breakers = breakers_,
           .metrics = metrics_,
           .key_label =
-              [this](std::string_view key) { return proxy::user_label(services_.user_hash, key); },
+              [this](std::string_view key) {
+                const auto label = proxy::user_label(services_.user_hash, key);
+                return std::string(label.data(), label.size());
+              },
           .clock = clock_,
       },
       admin::BearerAuth(admin_token_), log::get("admin"));
@@ -77,12 +100,7 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
   workers_.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     workers_.push_back(std::make_unique<proxy::Worker>(services_, i));
-    if (store_.redis != nullptr) {
-      store_.redis->add_connection(workers_.back()->context());  // slot i
-    }
-  }
-  if (store_.redis != nullptr) {
-    store_.redis->add_connection(control_);  // slot n: admin lookups and the heartbeat
+    workers_.back()->attach_store();
   }
 }
 
@@ -95,39 +113,29 @@ Gateway::~Gateway() {
       thread.join();
     }
   }
-  if (store_.redis != nullptr) {
-    store_.redis->stop();  // its sockets go before the io_contexts they live on
-  }
+  store_.store->stop();  // its sockets go before the io_contexts they live on
   gate_.clear_wakers();
 }
 
 int Gateway::run() {
-  if (store_.error) {
-    log_->error("refusing to start: {}", *store_.error);
+  if (startup_error_) {
+    log_->error("refusing to start: {}", *startup_error_);
     return 1;
   }
   // Signals first: once the "ready" line is out (bind_admin), a SIGHUP must reload, not kill.
   signals_.add(SIGTERM);
   signals_.add(SIGINT);
   signals_.add(SIGHUP);
+  signals_.add(SIGUSR1);
   if (!bind_listeners() || !bind_admin()) {
     return 1;
   }
-  schedule_sweep();
   wait_for_signal();
-  if (store_.redis != nullptr) {
-    store_.redis->start();
-    store_.redis->bind_thread(workers_.size());  // this thread runs control_
-    schedule_heartbeat();
-  }
+  store_.store->start();
+  schedule_tick();
   threads_.reserve(workers_.size());
-  for (std::size_t i = 0; i < workers_.size(); ++i) {
-    threads_.emplace_back([this, i, w = workers_[i].get()] {
-      if (store_.redis != nullptr) {
-        store_.redis->bind_thread(i);
-      }
-      w->context().run();
-    });
+  for (auto& worker : workers_) {
+    threads_.emplace_back([w = worker.get()] { w->context().run(); });
   }
   control_.run();
   for (auto& worker : workers_) {
@@ -137,6 +145,9 @@ int Gateway::run() {
     thread.join();
   }
   threads_.clear();
+  for (auto& worker : workers_) {
+    worker->flush_access_log();  // the threads have stopped: their batches are safe to touch
+  }
   access_log_.flush();
   return 0;
 }
@@ -187,7 +198,7 @@ bool Gateway::bind_admin() {
   }
   admin_endpoint_ = acceptor.local_endpoint();
   admin_ = std::make_shared<admin::AdminServer>(
-      std::move(acceptor),
+      tcp::acceptor(std::move(acceptor)),
       [this](const admin::Request& req, const tcp::endpoint& peer) {
         return handle_admin(req, peer);
       },
@@ -245,6 +256,8 @@ void Gateway::wait_for_signal() {
     }
     if (signal == SIGHUP) {
       reload();
+    } else if (signal == SIGUSR1) {
+      access_log_.reopen();  // logrotate moved the file: lines from now on go to a new one
     } else {
       begin_drain();
     }
@@ -284,18 +297,11 @@ void Gateway::reload() {
 
 void Gateway::install(config::ConfigDocument document) {
   const std::shared_ptr<const config::Config>& next = document.shared_config();
-  snapshots_.store(std::make_shared<const proxy::Snapshot>(next, shared_));
-  // Requests still on the old snapshot may use a removed policy: the store admits them.
-  for (const auto& [name, policy] : config_->limits) {
-    if (!next->limits.contains(name)) {
-      store_.store->remove(name);
-    }
-  }
-  std::set<std::string, std::less<>> backends;
-  for (const auto& [name, backend] : next->backends) {
-    backends.insert(name);
-  }
-  breakers_.retain(backends);
+  std::weak_ptr<const proxy::Snapshot> old = snapshots_.load();
+  snapshots_.store(std::make_shared<const proxy::Snapshot>(next, sync_.apply(*next)));
+  // Requests still on the old snapshot may use a removed policy (the store admits them) or a
+  // removed breaker (the snapshot keeps it alive); metric series go once it is gone.
+  sync_.retire(*config_, next, std::move(old));
   config_ = next;
   document_ = std::move(document);
 }
@@ -309,6 +315,10 @@ void Gateway::refresh_gauges() {
     m.window_requests->Set(static_cast<double>(window.requests));
     m.window_accepts->Set(static_cast<double>(window.accepts));
   }
+  // A counter cannot be set: it catches up with the access log's own count.
+  const std::uint64_t dropped = access_log_.dropped_lines();
+  metrics_.access_log_dropped().Increment(static_cast<double>(dropped - dropped_reported_));
+  dropped_reported_ = dropped;
   for (const auto& [name, policy] : config_->limits) {
     if (const auto id = store_.store->find(name)) {
       metrics_.policy(name).tracked_keys->Set(static_cast<double>(store_.store->tracked_keys(*id)));
@@ -316,22 +326,13 @@ void Gateway::refresh_gauges() {
   }
 }
 
-void Gateway::schedule_sweep() {
-  sweep_timer_.expires_after(kSweepInterval);
-  sweep_timer_.async_wait([this](const boost::system::error_code& ec) {
+void Gateway::schedule_tick() {
+  tick_timer_.expires_after(kTickInterval);
+  tick_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec) {
-      store_.sweep_idle();
-      schedule_sweep();
-    }
-  });
-}
-
-void Gateway::schedule_heartbeat() {
-  store_.redis->heartbeat();
-  heartbeat_timer_.expires_after(std::chrono::seconds(1));
-  heartbeat_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (!ec) {
-      schedule_heartbeat();
+      store_.store->tick(control_slot_);
+      sync_.collect();
+      schedule_tick();
     }
   });
 }
@@ -386,8 +387,7 @@ void Gateway::finish() {
   log_->info("drained cut={}", cut_.load());
   boost::system::error_code ignored;
   signals_.cancel(ignored);
-  sweep_timer_.cancel();
-  heartbeat_timer_.cancel();
+  tick_timer_.cancel();
   if (admin_) {
     admin_->stop();
   }

@@ -24,19 +24,20 @@
 #include "gateway/core/random.hpp"
 #include "gateway/log/access_log.hpp"
 #include "gateway/metrics/metrics.hpp"
+#include "gateway/proxy/config_sync.hpp"
 #include "gateway/proxy/connection_gate.hpp"
 #include "gateway/proxy/services.hpp"
 #include "gateway/proxy/snapshot.hpp"
 #include "gateway/proxy/worker.hpp"
-#include "gateway/store/memory_store.hpp"
 
 namespace sluice::app {
 
-/// The composition root (STYLE §1): owns the clock, the config snapshots, the worker threads
-/// (one io_context each, each accepting on its own SO_REUSEPORT socket), the admin listener and
-/// the signal handling on the main thread. SIGHUP reloads the config file; SIGTERM/SIGINT drain
-/// (a second signal cuts the drain short). The admin API's changes and SIGHUP reloads both run on
-/// the main thread, one at a time. Not thread-safe: run() is called once, from main.
+/// The composition root (docs/architecture.md, "Threads"): owns the clock, the config snapshots,
+/// the worker threads (one io_context each, each accepting on its own SO_REUSEPORT socket), the
+/// admin listener and the signal handling on the main thread. SIGHUP reloads the config file;
+/// SIGUSR1 reopens the access log file; SIGTERM/SIGINT drain (a second signal cuts the drain
+/// short). The admin API's changes and SIGHUP reloads both run on the main thread, one at a time.
+/// Not thread-safe: run() is called once, from main.
 class Gateway {
  public:
   Gateway(std::filesystem::path config_path, config::ConfigDocument document);
@@ -57,12 +58,12 @@ class Gateway {
   std::optional<admin::CommitError> commit(config::ConfigDocument next);
   void wait_for_signal();
   void reload();
-  /// Publishes a snapshot of `next` and forgets policies and breakers it no longer has.
+  /// Binds `next`, publishes its snapshot, and retires what it no longer has.
   void install(config::ConfigDocument next);
   /// Scrape hook: sets the gauges that mirror live state.
   void refresh_gauges();
-  void schedule_sweep();
-  void schedule_heartbeat();
+  /// Once a second on the main thread: the store's housekeeping, retired metric series.
+  void schedule_tick();
   void begin_drain();
   void check_drain();
   void finish();
@@ -71,13 +72,14 @@ class Gateway {
   config::ConfigDocument document_;               ///< what runs now (admin changes included)
   std::shared_ptr<const config::Config> config_;  ///< document_'s config
   std::optional<std::string> admin_token_;        ///< from the env var admin.token_env names
+  std::optional<std::string> startup_error_;      ///< why run() must refuse to start
   std::shared_ptr<spdlog::logger> log_;
   core::SteadyClock clock_;
   core::SystemRandom random_;
   metrics::Metrics metrics_;
   StoreSetup store_;
   breaker::BreakerRegistry breakers_;
-  proxy::SharedState shared_;
+  proxy::ConfigSync sync_;
   proxy::SnapshotSource snapshots_;
   proxy::ConnectionGate gate_;
   log::AccessLog access_log_;
@@ -86,10 +88,10 @@ class Gateway {
   std::vector<std::thread> threads_;
 
   boost::asio::io_context control_{1};  ///< main thread: admin listener, signals, drain timer
+  store::StoreSlot control_slot_;       ///< the main thread's slot in the store
   boost::asio::signal_set signals_{control_};
   boost::asio::steady_timer drain_timer_{control_};
-  boost::asio::steady_timer sweep_timer_{control_};      ///< forgets idle limiter keys
-  boost::asio::steady_timer heartbeat_timer_{control_};  ///< Redis replica heartbeat
+  boost::asio::steady_timer tick_timer_{control_};
   std::unique_ptr<admin::AdminApi> admin_api_;
   std::shared_ptr<admin::AdminServer> admin_;
   boost::asio::ip::tcp::endpoint proxy_endpoint_;
@@ -97,6 +99,7 @@ class Gateway {
   core::TimePoint drain_deadline_{};
   bool draining_ = false;
   std::atomic<std::size_t> cut_{0};
+  std::uint64_t dropped_reported_ = 0;  ///< access log lines already in the dropped counter
 };
 
 }  // namespace sluice::app

@@ -8,9 +8,9 @@ namespace sluice::app {
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
-tcp::acceptor make_acceptor(net::io_context& ioc, const tcp::endpoint& endpoint, bool reuse_port,
-                            boost::system::error_code& ec) {
-  tcp::acceptor acceptor(ioc);
+Acceptor make_acceptor(net::io_context& ioc, const tcp::endpoint& endpoint, bool reuse_port,
+                       boost::system::error_code& ec) {
+  Acceptor acceptor(ioc.get_executor());
   if (acceptor.open(endpoint.protocol(), ec)) {
     return acceptor;
   }

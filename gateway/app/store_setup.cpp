@@ -3,8 +3,11 @@
 
 #include <array>
 #include <cstdlib>
+#include <memory>
 
 #include "gateway/log/logging.hpp"
+#include "gateway/store/memory_store.hpp"
+#include "gateway/store/redis_store.hpp"
 
 namespace sluice::app {
 namespace {
@@ -38,8 +41,14 @@ StoreSetup make_store(const config::StoreConfig& config, const core::Clock& cloc
   if (config.type == config::StoreType::kMemory) {
     auto memory = std::make_unique<store::MemoryStore>(
         clock, store::MemoryStore::Options{.max_keys = config.max_keys, .shards = 0});
-    setup.memory = memory.get();
-    setup.memory_ok = operations[0];
+    // The store counts its decisions per thread; the counter catches up at each scrape (the
+    // hook is copied for each scrape, so what was reported lives beside it).
+    auto reported = std::make_shared<std::uint64_t>(0);
+    metrics.on_scrape([m = memory.get(), ok = operations[0], reported] {
+      const std::uint64_t now = m->decisions();
+      ok->Increment(static_cast<double>(now - *reported));
+      *reported = now;
+    });
     setup.store = std::move(memory);
     return setup;
   }
@@ -67,7 +76,6 @@ StoreSetup make_store(const config::StoreConfig& config, const core::Clock& cloc
   };
   auto redis = std::make_unique<store::RedisStore>(clock, random, std::move(options),
                                                    std::move(observer), log::get("store"));
-  setup.redis = redis.get();
   setup.store = std::move(redis);
   return setup;
 }

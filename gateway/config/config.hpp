@@ -53,6 +53,7 @@ struct HttpConfig {
   std::chrono::milliseconds idle_timeout{60000};
   std::uint32_t max_connections = 10000;
   std::vector<Cidr> trusted_proxies;  // X-Forwarded-For is honoured only from these peers
+  bool merge_slashes = true;          // path normalization merges runs of '/' (docs/paths.md)
 
   bool operator==(const HttpConfig&) const = default;
 };
@@ -60,6 +61,8 @@ struct HttpConfig {
 struct AccessLogConfig {
   bool enabled = true;
   std::string path = "-";  // "-" = stdout
+  /// Name of the env var holding the secret of the `user` hash (null: random per process).
+  std::optional<std::string> user_hash_key_env;
 
   bool operator==(const AccessLogConfig&) const = default;
 };

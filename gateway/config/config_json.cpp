@@ -51,7 +51,8 @@ json http_json(const HttpConfig& http) {
           {"header_timeout_ms", http.header_timeout.count()},
           {"idle_timeout_ms", http.idle_timeout.count()},
           {"max_connections", http.max_connections},
-          {"trusted_proxies", std::move(proxies)}};
+          {"trusted_proxies", std::move(proxies)},
+          {"merge_slashes", http.merge_slashes}};
 }
 
 json overrides_json(const Config& config) {
@@ -138,7 +139,10 @@ json to_json(const Config& config) {
       {"threads", config.threads},
       {"drain_timeout_ms", config.drain_timeout.count()},
       {"http", http_json(config.http)},
-      {"access_log", {{"enabled", config.access_log.enabled}, {"path", config.access_log.path}}},
+      {"access_log",
+       {{"enabled", config.access_log.enabled},
+        {"path", config.access_log.path},
+        {"user_hash_key_env", optional_string(config.access_log.user_hash_key_env)}}},
       {"identity", identity_json(config.identity)},
       {"store", store_json(config.store)},
       {"limits", limits_json(config)},

@@ -58,7 +58,7 @@ Config parse_document(ObjectReader& root, const nlohmann::json& document) {
   config.limits = detail::parse_limits(root);
   config.overrides = detail::parse_overrides(root, policies);
   config.backends = detail::parse_backends(root);
-  config.routes = detail::parse_routes(root, backends, policies);
+  config.routes = detail::parse_routes(root, config.http.merge_slashes, backends, policies);
   return config;
 }
 

@@ -177,6 +177,7 @@ HttpConfig parse_http(ObjectReader& root) {
     http.max_connections =
         reader.integer<std::uint32_t>("max_connections", 1, 1000000).value_or(http.max_connections);
     http.trusted_proxies = parse_trusted_proxies(reader);
+    http.merge_slashes = reader.boolean("merge_slashes").value_or(http.merge_slashes);
   });
   return http;
 }
@@ -192,6 +193,7 @@ AccessLogConfig parse_access_log(ObjectReader& root) {
         access_log.path = std::move(*path);
       }
     }
+    access_log.user_hash_key_env = read_env_name(reader, "user_hash_key_env");
   });
   return access_log;
 }

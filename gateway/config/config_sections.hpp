@@ -39,8 +39,9 @@ std::map<std::string, LimitPolicyConfig> parse_limits(ObjectReader& root);
 std::map<std::string, std::map<std::string, std::uint32_t>> parse_overrides(
     ObjectReader& root, const KnownNames& policies);
 std::map<std::string, BackendConfig> parse_backends(ObjectReader& root);
-std::vector<RouteConfig> parse_routes(ObjectReader& root, const KnownNames& backends,
-                                      const KnownNames& policies);
+/// `merge_slashes` is http.merge_slashes: a prefix must be a path in normal form under it.
+std::vector<RouteConfig> parse_routes(ObjectReader& root, bool merge_slashes,
+                                      const KnownNames& backends, const KnownNames& policies);
 
 // Shared rules.
 inline constexpr std::string_view kInvalidName =

@@ -9,6 +9,7 @@
 
 #include "gateway/config/config_sections.hpp"
 #include "gateway/config/endpoint.hpp"
+#include "gateway/http1/path_normalizer.hpp"
 
 namespace sluice::config::detail {
 namespace {
@@ -140,6 +141,7 @@ BackendConfig parse_backend(ObjectReader& reader) {
 
 // State shared by the routes of one `routes` array.
 struct RouteContext {
+  bool merge_slashes;
   const KnownNames& backends;
   const KnownNames& policies;
   std::string routes_path;
@@ -191,6 +193,12 @@ RouteConfig parse_route(ObjectReader& reader, std::size_t index, RouteContext& c
   if (auto prefix = reader.string("prefix", Presence::kRequired)) {
     if (prefix->empty() || prefix->front() != '/') {
       reader.report("prefix", R"(must start with "/")");
+    } else if (const std::string normal = http1::normalized(*prefix, context.merge_slashes);
+               normal != *prefix) {
+      // Requests are routed by their normalized path, so this prefix could never match.
+      reader.report("prefix", normal.empty()
+                                  ? std::string("must be a normalized path (docs/paths.md)")
+                                  : "must be a normalized path (did you mean \"" + normal + "\"?)");
     }
     route.prefix = std::move(*prefix);
   }
@@ -272,14 +280,14 @@ std::map<std::string, BackendConfig> parse_backends(ObjectReader& root) {
   return backends;
 }
 
-std::vector<RouteConfig> parse_routes(ObjectReader& root, const KnownNames& backends,
-                                      const KnownNames& policies) {
+std::vector<RouteConfig> parse_routes(ObjectReader& root, bool merge_slashes,
+                                      const KnownNames& backends, const KnownNames& policies) {
   std::vector<RouteConfig> routes;
   const auto* list = root.array("routes", Presence::kRequired);
   if (list == nullptr) {
     return routes;
   }
-  RouteContext context{backends, policies, root.path_of("routes"), {}};
+  RouteContext context{merge_slashes, backends, policies, root.path_of("routes"), {}};
   for (std::size_t i = 0; i < list->size(); ++i) {
     const auto path = element_path(context.routes_path, i);
     const auto& element = (*list)[i];

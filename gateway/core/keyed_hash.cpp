@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/core/keyed_hash.hpp"
 
+#include <openssl/evp.h>
+
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <random>
@@ -90,6 +93,15 @@ KeyedHash KeyedHash::with_random_key() {
   for (auto& byte : key) {
     byte = static_cast<std::uint8_t>(device());
   }
+  return KeyedHash(key);
+}
+
+KeyedHash KeyedHash::from_secret(std::string_view secret) {
+  std::array<unsigned char, 32> digest{};
+  unsigned int length = 0;
+  EVP_Digest(secret.data(), secret.size(), digest.data(), &length, EVP_sha256(), nullptr);
+  Key key{};
+  std::copy_n(digest.begin(), key.size(), key.begin());
   return KeyedHash(key);
 }
 

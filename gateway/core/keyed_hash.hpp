@@ -24,6 +24,9 @@ class KeyedHash {
   explicit KeyedHash(const Key& key) noexcept;
   /// A hash under a fresh key from std::random_device (one per process or store).
   [[nodiscard]] static KeyedHash with_random_key();
+  /// A hash under a key derived from `secret` (the first 16 bytes of its SHA-256), so processes
+  /// given the same secret hash alike.
+  [[nodiscard]] static KeyedHash from_secret(std::string_view secret);
 
   [[nodiscard]] std::uint64_t operator()(std::string_view data) const noexcept {
     return detail::siphash<1, 3>(k0_, k1_, data);

@@ -3,6 +3,8 @@
 
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
+
 namespace sluice::metrics {
 namespace {
 
@@ -45,6 +47,18 @@ prometheus::Counter& RouteMetrics::counter_for(unsigned status) {
   return *counter;
 }
 
+void RouteMetrics::remove_series(prometheus::Family<prometheus::Histogram>* durations) {
+  std::lock_guard lock(create_mutex_);
+  for (auto& slot : by_status_) {
+    if (auto* counter = slot.exchange(nullptr)) {
+      requests_.Remove(counter);
+    }
+  }
+  if (durations != nullptr) {
+    durations->Remove(&duration_);
+  }
+}
+
 Metrics::Metrics(std::string_view version) : registry_(std::make_shared<prometheus::Registry>()) {
   auto& r = *registry_;
   using prometheus::BuildCounter;
@@ -83,6 +97,9 @@ Metrics::Metrics(std::string_view version) : registry_(std::make_shared<promethe
       &build(BuildCounter(), "sluice_config_reloads_total", "Configuration reloads, by result.", r);
   admin_changes_ = &build(BuildCounter(), "sluice_admin_changes_total",
                           "Accepted admin API changes, by resource.", r);
+  access_log_dropped_ = &build(BuildCounter(), "sluice_access_log_dropped_total",
+                               "Access log lines lost because the writer could not keep up.", r)
+                             .Add({});
   build(BuildGauge(), "sluice_build_info", "Build information; the value is always 1.", r)
       .Add({{"version", std::string(version)}})
       .Set(1);
@@ -136,6 +153,53 @@ PolicyMetrics& Metrics::policy(std::string_view name) {
     slot->tracked_keys = &tracked_keys_->Add({{"policy", p}});
   }
   return *slot;
+}
+
+void Metrics::remove_route(std::string_view route, std::string_view backend) {
+  std::lock_guard lock(mutex_);
+  const auto it = routes_.find(std::make_pair(std::string(route), std::string(backend)));
+  if (it == routes_.end()) {
+    return;
+  }
+  // The latency histogram is labelled by route alone: another pair of the same route keeps it.
+  const bool shared = std::any_of(routes_.begin(), routes_.end(), [&](const auto& entry) {
+    return entry.first.first == route && entry.first.second != backend;
+  });
+  it->second->remove_series(shared ? nullptr : request_duration_);
+  routes_.erase(it);
+}
+
+void Metrics::remove_backend(std::string_view name) {
+  std::lock_guard lock(mutex_);
+  const auto it = backends_.find(name);
+  if (it == backends_.end()) {
+    return;
+  }
+  BackendMetrics& b = *it->second;
+  for (auto* counter : b.upstream) {
+    upstream_requests_->Remove(counter);
+  }
+  upstream_duration_->Remove(b.upstream_duration);
+  breaker_drops_->Remove(b.breaker_drops);
+  drop_probability_->Remove(b.drop_probability);
+  window_requests_->Remove(b.window_requests);
+  window_accepts_->Remove(b.window_accepts);
+  upstream_connections_->Remove(b.connections_active);
+  upstream_connections_->Remove(b.connections_idle);
+  backends_.erase(it);
+}
+
+void Metrics::remove_policy(std::string_view name) {
+  std::lock_guard lock(mutex_);
+  const auto it = policies_.find(name);
+  if (it == policies_.end()) {
+    return;
+  }
+  for (auto* counter : it->second->results) {
+    ratelimit_requests_->Remove(counter);
+  }
+  tracked_keys_->Remove(it->second->tracked_keys);
+  policies_.erase(it);
 }
 
 prometheus::Counter& Metrics::store_operation(std::string_view store, std::string_view result) {

@@ -46,6 +46,10 @@ class RouteMetrics {
   /// closed request", nginx's code for a response never delivered) after `seconds`.
   void record(unsigned status, double seconds);
 
+  /// Removes this pair's request counters from the registry, and its route's latency histogram
+  /// when `durations` is given (no other pair of the route is left). Metrics::remove_route().
+  void remove_series(prometheus::Family<prometheus::Histogram>* durations);
+
  private:
   prometheus::Counter& counter_for(unsigned status);
 
@@ -94,11 +98,19 @@ class Metrics {
   RouteMetrics& route(std::string_view route, std::string_view backend);
   BackendMetrics& backend(std::string_view name);
   PolicyMetrics& policy(std::string_view name);
+  /// Remove the series of a route, backend or policy the config no longer has. The caller
+  /// guarantees that nothing uses the references handed out for it any more (ConfigSync waits
+  /// until no snapshot that holds them is alive). Unknown names are ignored.
+  void remove_route(std::string_view route, std::string_view backend);
+  void remove_backend(std::string_view name);
+  void remove_policy(std::string_view name);
   /// `sluice_store_operations_total{store, result}` for result ok, error, timeout.
   prometheus::Counter& store_operation(std::string_view store, std::string_view result);
   prometheus::Gauge& store_fallback(std::string_view store);
   prometheus::Gauge& downstream_connections() { return downstream_->Add({}); }
   void count_reload(bool ok);
+  /// `sluice_access_log_dropped_total`: lines the access log lost to a full queue.
+  prometheus::Counter& access_log_dropped() { return *access_log_dropped_; }
   void count_admin_change(std::string_view resource) { admin_changes(resource).Increment(); }
   prometheus::Counter& admin_changes(std::string_view resource);
 
@@ -125,6 +137,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* store_fallback_;
   prometheus::Family<prometheus::Counter>* reloads_;
   prometheus::Family<prometheus::Counter>* admin_changes_;
+  prometheus::Counter* access_log_dropped_;
 
   std::mutex mutex_;  // the maps below and the hooks; never on the data path
   std::map<std::pair<std::string, std::string>, std::unique_ptr<RouteMetrics>> routes_;

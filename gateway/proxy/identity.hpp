@@ -4,16 +4,21 @@
 #pragma once
 
 #include <boost/asio/ip/address.hpp>
-#include <boost/beast/http/message.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "gateway/config/config.hpp"
+#include "gateway/http1/field_list.hpp"
 
 namespace sluice::proxy {
 
-namespace http = boost::beast::http;
+/// True when `peer` lies in one of the trusted proxy networks.
+[[nodiscard]] bool is_trusted(const boost::asio::ip::address& peer,
+                              std::span<const config::Cidr> trusted) noexcept;
+
+/// The address as it appears in X-Forwarded-For and logs (IPv4-mapped IPv6 shown as IPv4).
+[[nodiscard]] std::string forwarded_address(const boost::asio::ip::address& peer);
 
 /// Who a request is rate-limited as (SPEC §4): the value of the first identity source that
 /// yields one, in config order:
@@ -22,14 +27,16 @@ namespace http = boost::beast::http;
 /// - {"bearer": true}: the token of `Authorization: Bearer TOKEN` (scheme case-insensitive,
 ///   token trimmed; other schemes or an empty token = no value);
 /// - {"client_ip": true}: client_ip() as text (IPv4-mapped IPv6 shown as IPv4, as
-///   forwarded_address() does).
+///   forwarded_address() does); `peer_text` when that is the peer itself.
 /// If no source yields a value, falls back to the client IP, so omitting a credential never
 /// escapes a limit. Call it before the gateway appends the peer to X-Forwarded-For.
-/// The result views `req` or `scratch`: it is valid while both live unchanged. Allocation-free
-/// when a header or bearer source yields.
-[[nodiscard]] std::string_view identify(const http::request_header<>& req,
+/// The result views `fields`, `peer_text` (forwarded_address(peer), which the caller computes once
+/// per connection) or `scratch`: it is valid while they live unchanged. Allocation-free unless
+/// the client IP comes from X-Forwarded-For.
+[[nodiscard]] std::string_view identify(const http1::FieldList& fields,
                                         std::span<const config::IdentitySource> sources,
                                         const boost::asio::ip::address& peer,
+                                        std::string_view peer_text,
                                         std::span<const config::Cidr> trusted,
                                         std::string& scratch);
 
@@ -39,7 +46,7 @@ namespace http = boost::beast::http;
 /// one. An entry that is not a plain IP literal (a port, brackets, a zone id, an empty entry or
 /// field) stops the walk: the address of the hop that reported it (the entry to its right, or
 /// the peer) is used, so garbage can never become a key. Allocation-free for IPv4 entries.
-[[nodiscard]] boost::asio::ip::address client_ip(const http::request_header<>& req,
+[[nodiscard]] boost::asio::ip::address client_ip(const http1::FieldList& fields,
                                                  const boost::asio::ip::address& peer,
                                                  std::span<const config::Cidr> trusted);
 

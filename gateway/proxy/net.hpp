@@ -1,23 +1,35 @@
 // SPDX-License-Identifier: Apache-2.0
-// Namespace aliases and the completion token every data-path coroutine uses.
+// Namespace aliases, the data path's executor and socket types, and the completion token every
+// data-path coroutine uses.
 #pragma once
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http.hpp>
 
 namespace sluice::proxy {
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
-namespace http = beast::http;
 using tcp = net::ip::tcp;
 
+/// Each worker runs one io_context on one thread, and everything of the data path is bound to
+/// it by type: no type-erased executor is copied per operation (docs/architecture.md,
+/// "Threads").
+using Executor = net::io_context::executor_type;
+using Socket = net::basic_stream_socket<tcp, Executor>;
+using Acceptor = net::basic_socket_acceptor<tcp, Executor>;
+using Resolver = net::ip::basic_resolver<tcp, Executor>;
+
+/// A data-path coroutine.
+template <typename T>
+using Task = net::awaitable<T, Executor>;
+
 /// Errors are values: `auto [ec, n] = co_await op(..., kAsTuple);` (Boost 1.81: function form).
-inline constexpr auto kAsTuple = net::as_tuple(net::use_awaitable);
+inline constexpr auto kAsTuple = net::as_tuple(net::use_awaitable_t<Executor>{});
 
 }  // namespace sluice::proxy

@@ -1,80 +1,166 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/http/error.hpp>
+#include <cstddef>
 #include <cstdint>
-#include <optional>
+#include <string_view>
 
 #include "gateway/core/clock.hpp"
-#include "gateway/proxy/io_deadline.hpp"
+#include "gateway/http1/gather_list.hpp"
+#include "gateway/http1/message_parser.hpp"
+#include "gateway/proxy/deadline.hpp"
 #include "gateway/proxy/net.hpp"
+#include "gateway/proxy/stream_ops.hpp"
 
 namespace sluice::proxy {
 
-using RequestParser = http::request_parser<http::buffer_body>;
-using ResponseParser = http::response_parser<http::buffer_body>;
-
-/// Shared between the two directions of one exchange, so each can tell the other it is done.
-/// Confined to the session's thread.
-struct DuplexState {
-  bool request_done = false;                 ///< the pump has finished (successfully or not)
-  bool response_done = false;                ///< the response relay has finished
-  bool cancel_upstream_on_failure = false;   ///< duplex mode: a failed pump cancels `up`
-  bool cancel_downstream_when_done = false;  ///< duplex mode: a finished relay cancels `down`
-  /// Duplex mode: armed by the pump on `up` once the request is fully sent; when it expires
-  /// before the response head arrived, the head read fails (SPEC: timeout_ms is the time to the
-  /// response head). Owned by the exchange, which checks head_deadline->expired().
-  IoDeadline* head_deadline = nullptr;
-  core::Duration head_timeout{};
-  bool head_received = false;
+/// The end a body is read from: its stream, its read buffer (which may already hold body bytes)
+/// and the deadline of each read, `timeout` from the read's start.
+template <typename Stream>
+struct ReadEnd {
+  Stream& stream;
+  beast::flat_buffer& buffer;
+  Deadline& deadline;
+  core::Duration timeout;
 };
 
-struct PumpResult {
-  std::uint64_t body_bytes = 0;
-  beast::error_code down_error;  ///< reading the client (incl. http::error::body_limit)
-  beast::error_code up_error;    ///< writing the upstream
-  bool complete = false;         ///< head and whole body written upstream
+/// The end a body is written to, each write within `timeout`.
+template <typename Stream>
+struct WriteEnd {
+  Stream& stream;
+  Deadline& deadline;
+  core::Duration timeout;
 };
-
-/// Writes the request head upstream, then streams the body from the client as it arrives
-/// (buffer_body through `buf` of `size` bytes: memory stays flat). `down_timeout` bounds each
-/// read from the client, `up_timeout` each write. Never throws.
-net::awaitable<PumpResult> pump_request(beast::tcp_stream& down, beast::flat_buffer& down_buffer,
-                                        RequestParser& parser, beast::tcp_stream& up, char* buf,
-                                        std::size_t size, core::Duration down_timeout,
-                                        core::Duration up_timeout, DuplexState& duplex);
-
-/// The fast path for a bodyless request: its head, as Beast serializes it, copied into `buf`
-/// and sent in one plain write (Beast's generic serializer costs more than the send itself for
-/// small messages). nullopt if the head does not fit in `size`: use pump_request.
-net::awaitable<std::optional<PumpResult>> send_small_request(const http::request_header<>& head,
-                                                             beast::tcp_stream& up, char* buf,
-                                                             std::size_t size,
-                                                             core::Duration up_timeout);
 
 struct RelayResult {
   std::uint64_t body_bytes = 0;
-  beast::error_code up_error;    ///< reading the upstream (beast::error::timeout on inactivity)
-  beast::error_code down_error;  ///< writing the client
-  bool head_sent = false;        ///< something reached the client: no error reply possible
-  bool complete = false;         ///< the whole response was written
-  bool need_eof = false;         ///< the body was delimited by closing the connection
+  /// Reading the source failed (beast::error::timeout when its deadline expired; a parse error
+  /// such as http::error::body_limit or a bad chunk; net::error::eof when it closed early).
+  boost::system::error_code read_error;
+  boost::system::error_code write_error;  ///< writing the sink failed (timeout likewise)
+  bool wrote = false;     ///< something (the pending head, at least) reached the sink
+  bool complete = false;  ///< the whole message was written
 };
 
-/// The fast path for a response (head already parsed and prepared) whose whole body is already
-/// in `up_buffer` (Content-Length framing) or that has none: head and body copied into `buf`
-/// and sent in one plain write. nullopt, having consumed nothing, if it does not qualify or fit:
-/// use relay_response.
-net::awaitable<std::optional<RelayResult>> send_small_response(
-    ResponseParser& parser, beast::flat_buffer& up_buffer, beast::tcp_stream& down, char* buf,
-    std::size_t size, core::Duration down_timeout, bool head_only);
+/// How many pieces one gather write carries at most before the relay writes them out.
+inline constexpr std::size_t kMaxPiecesPerWrite = 32;
+/// How much one read asks for while a body streams (the buffer grows to it once, then stays).
+inline constexpr std::size_t kRelayReadSize = std::size_t{64} * 1024;
 
-/// Streams the response (head already parsed into `parser.get()`, ready to send) to the client.
-/// `head_only`: a response to HEAD (or a 204/304): the head alone, whatever its framing fields.
-net::awaitable<RelayResult> relay_response(beast::tcp_stream& up, beast::flat_buffer& up_buffer,
-                                           ResponseParser& parser, beast::tcp_stream& down,
-                                           char* buf, std::size_t size, core::Duration up_timeout,
-                                           core::Duration down_timeout, bool head_only,
-                                           DuplexState& duplex);
+/// Appends one body piece to `out`, as a chunk when `chunked`.
+inline void add_piece(http1::GatherList& out, std::string_view piece, bool chunked) {
+  if (chunked) {
+    out.add_hex(piece.size());
+    out.add_copy("\r\n");
+    out.add(piece);
+    out.add_copy("\r\n");
+  } else {
+    out.add(piece);
+  }
+}
+
+/// Parses the body bytes already in `buffer` from `parsed` on into `out` (as chunks when
+/// `chunked`), up to kMaxPiecesPerWrite pieces; adds the last-chunk when the message ends during
+/// this call. Returns the new `parsed`; `ec` is a parse error. Views point into `buffer`.
+template <bool IsRequest>
+std::size_t gather_body(http1::MessageParser<IsRequest>& parser, const beast::flat_buffer& buffer,
+                        std::size_t parsed, http1::GatherList& out, bool chunked,
+                        std::uint64_t& body_bytes, boost::system::error_code& ec) {
+  const std::string_view data(static_cast<const char*>(buffer.data().data()), buffer.size());
+  const bool was_done = parser.is_done();
+  std::size_t pieces = 0;
+  while (!parser.is_done() && parsed < data.size() && pieces < kMaxPiecesPerWrite) {
+    const std::size_t n = parser.put(data.substr(parsed), ec);
+    if (ec == boost::beast::http::error::need_more) {
+      ec = {};
+      break;  // a chunk header or trailer is still arriving
+    }
+    if (ec) {
+      return parsed;
+    }
+    parsed += n;
+    if (const std::string_view piece = parser.piece(); !piece.empty()) {
+      add_piece(out, piece, chunked);
+      body_bytes += piece.size();
+      ++pieces;
+    }
+    if (n == 0) {
+      break;
+    }
+  }
+  if (!was_done && parser.is_done() && chunked) {
+    out.add_copy("0\r\n\r\n");
+  }
+  return parsed;
+}
+
+/// Streams the rest of a message whose head was parsed: body pieces go from `from` to `to`
+/// through views of the read buffer (no copy), re-framed as chunks when `chunked` (the source's
+/// own chunking, or a body delimited by closing, toward an HTTP/1.1 peer) or as they are.
+/// `pending` holds what must be written first (the message's head, composed by the caller from
+/// views of the same buffer), and the first `parsed` bytes of `from.buffer` (the head) are
+/// consumed once it is written, so a head and a small body leave in one write. Memory stays flat:
+/// one read buffer of at most kRelayReadSize and a bounded gather list. One template for both
+/// directions (request: client to upstream; response: upstream to client). Never throws.
+template <bool IsRequest, typename From, typename To>
+Task<RelayResult> relay_body(http1::MessageParser<IsRequest>& parser, std::size_t parsed,
+                             ReadEnd<From> from, WriteEnd<To> to, http1::GatherList& pending,
+                             bool chunked, const core::Clock& clock) {
+  RelayResult r;
+  for (;;) {
+    boost::system::error_code ec;
+    parsed = gather_body(parser, from.buffer, parsed, pending, chunked, r.body_bytes, ec);
+    if (ec) {
+      r.read_error = ec;
+      break;
+    }
+    if (!pending.empty()) {
+      to.deadline.arm(clock.now() + to.timeout);
+      const boost::system::error_code wec = co_await write_all(to.stream, pending.buffers());
+      to.deadline.disarm();
+      if (wec) {
+        r.write_error = to.deadline.expired() ? beast::error::timeout : wec;
+        break;
+      }
+      r.wrote = true;
+      pending.clear();
+    }
+    from.buffer.consume(parsed);
+    parsed = 0;
+    if (parser.is_done()) {
+      r.complete = true;
+      break;
+    }
+    from.deadline.arm(clock.now() + from.timeout);
+    auto [rec, n] =
+        co_await from.stream.async_read_some(from.buffer.prepare(kRelayReadSize), kAsTuple);
+    from.deadline.disarm();
+    if (from.deadline.expired()) {
+      r.read_error = beast::error::timeout;
+      break;
+    }
+    if (rec == net::error::eof && parser.need_eof()) {
+      parser.put_eof(rec);  // the body was delimited by closing: it is complete
+      if (rec) {
+        r.read_error = rec;
+        break;
+      }
+      if (chunked) {
+        pending.add_copy("0\r\n\r\n");
+      }
+      continue;  // write the last chunk, if any, and finish
+    }
+    if (rec) {
+      r.read_error = rec;
+      break;
+    }
+    from.buffer.commit(n);
+  }
+  if (!r.complete && parsed > 0) {
+    from.buffer.consume(parsed);
+  }
+  co_return r;
+}
 
 }  // namespace sluice::proxy

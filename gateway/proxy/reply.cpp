@@ -1,43 +1,57 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/proxy/reply.hpp"
 
-#include <string>
-
 namespace sluice::proxy {
 
-net::awaitable<Replied> reply_error(beast::tcp_stream& down, GatewayError error,
-                                    const ReplyOptions& options, core::Duration timeout) {
-  const ErrorInfo& e = info(error);
-  http::response<http::string_body> res(e.status, options.version == 10 ? 10 : 11);
-  res.set(http::field::server, "sluice");
-  res.set(http::field::content_type, "application/json");
-  if (!options.request_id.empty()) {
-    res.set("X-Request-Id", options.request_id);
+void compose_reply(RequestContext& ctx, unsigned version, bool head_request) {
+  const ErrorInfo& e = info(*ctx.error);
+  http1::GatherList& out = ctx.down_out;
+  out.clear();
+  const auto status = static_cast<unsigned>(e.status);
+  out.add_copy(version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+  out.add_decimal(status);
+  out.add_copy(" ");
+  const auto reason = boost::beast::http::obsolete_reason(e.status);
+  out.add_copy({reason.data(), reason.size()});
+  out.add_copy("\r\nServer: sluice\r\nContent-Type: application/json\r\n");
+  if (!ctx.request_id.view().empty()) {
+    out.add_copy("X-Request-Id: ");
+    out.add_copy(ctx.request_id.view());
+    out.add_copy("\r\n");
   }
-  if (!options.allow.empty()) {
-    res.set(http::field::allow, options.allow);
+  if (!ctx.allow.empty()) {
+    out.add_copy("Allow: ");
+    out.add(ctx.allow);
+    out.add_copy("\r\n");
   }
-  if (options.retry_after_s > 0) {
-    res.set(http::field::retry_after, std::to_string(options.retry_after_s));
+  if (ctx.retry_after_s > 0) {
+    out.add_copy("Retry-After: ");
+    out.add_decimal(ctx.retry_after_s);
+    out.add_copy("\r\n");
   }
-  for (const ExtraField& f : options.fields) {
-    res.set(f.name, f.value);
+  for (const http1::ExtraField& f : ctx.extra_fields()) {
+    out.add_copy(f.name);
+    out.add_copy(": ");
+    out.add(f.value);
+    out.add_copy("\r\n");
   }
-  if (options.body.empty()) {
-    res.body() = std::string(R"({"error":")") + std::string(e.reason) + R"("})";
+  std::string_view body = ctx.reply_body;
+  if (body.empty()) {
+    ctx.body_scratch.assign(R"({"error":")").append(e.reason).append(R"("})");
+    body = ctx.body_scratch;
+  }
+  out.add_copy("Content-Length: ");
+  out.add_decimal(body.size());
+  if (version == 10) {
+    out.add_copy(ctx.keep_alive ? "\r\nConnection: keep-alive\r\n\r\n" : "\r\n\r\n");
   } else {
-    res.body() = options.body;
+    out.add_copy(ctx.keep_alive ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n");
   }
-  res.prepare_payload();
-  res.keep_alive(options.keep_alive);
-  down.expires_after(timeout);
-  if (options.head_request) {
-    http::response_serializer<http::string_body> serializer(res);
-    auto [ec, n] = co_await http::async_write_header(down, serializer, kAsTuple);
-    co_return ec ? Replied{} : Replied{res.result_int(), 0};
+  if (!head_request) {
+    out.add(body);
   }
-  auto [ec, n] = co_await http::async_write(down, res, kAsTuple);
-  co_return ec ? Replied{} : Replied{res.result_int(), res.body().size()};
+  ctx.outcome.status = status;
+  ctx.outcome.bytes_out = head_request ? 0 : body.size();
 }
 
 }  // namespace sluice::proxy

@@ -45,6 +45,11 @@ std::string_view target_path(std::string_view target) noexcept {
   return target.substr(0, target.find_first_of("?#"));
 }
 
+std::string_view target_query(std::string_view target) noexcept {
+  const auto q = target.find_first_of("?#");
+  return q == std::string_view::npos ? std::string_view{} : target.substr(q);
+}
+
 bool prefix_matches(std::string_view prefix, std::string_view path) noexcept {
   if (!path.starts_with(prefix)) {
     return false;
@@ -68,8 +73,7 @@ std::string normalize_host(std::string_view host) {
 }
 
 RouteMatch Router::match(std::string_view host, std::string_view method,
-                         std::string_view target) const {
-  const std::string_view path = target_path(target);
+                         std::string_view path) const {
   std::string normalized_host;
   bool host_normalized = false;
   std::vector<std::string_view> allow;
@@ -102,22 +106,21 @@ RouteMatch Router::match(std::string_view host, std::string_view method,
   return m;
 }
 
-std::string upstream_target(const Route& route, std::string_view target) {
-  if (!route.strip_prefix) {
-    return std::string(target);
+std::string_view upstream_target(const Route& route, std::string_view path, std::string_view query,
+                                 std::string& scratch) {
+  std::string_view tail = path;
+  if (route.strip_prefix) {
+    tail = path.substr(std::min(path.size(), route.prefix.size()));
   }
-  const std::string_view path = target_path(target);
-  // The query (and fragment) as sent; for absolute-form it follows the path.
-  const std::string_view rest = target.substr(target.find(path) + path.size());
-  std::string_view tail = path.substr(std::min(path.size(), route.prefix.size()));
-  std::string out;
-  out.reserve(tail.size() + rest.size() + 1);
-  if (!tail.starts_with('/')) {
-    out += '/';
+  const bool slash = !tail.starts_with('/');
+  scratch.clear();
+  scratch.reserve(tail.size() + query.size() + 1);
+  if (slash) {
+    scratch += '/';
   }
-  out += tail;
-  out += rest;
-  return out;
+  scratch += tail;
+  scratch += query;
+  return scratch;
 }
 
 }  // namespace sluice::proxy

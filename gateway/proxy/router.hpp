@@ -42,9 +42,9 @@ class Router {
  public:
   explicit Router(std::vector<Route> routes) : routes_(std::move(routes)) {}
 
-  /// `target` is the request-target (origin or absolute form); `host` the Host header.
+  /// `path` is the request's normalized path (no query); `host` the Host header.
   [[nodiscard]] RouteMatch match(std::string_view host, std::string_view method,
-                                 std::string_view target) const;
+                                 std::string_view path) const;
 
   [[nodiscard]] const std::vector<Route>& routes() const noexcept { return routes_; }
 
@@ -52,13 +52,17 @@ class Router {
   std::vector<Route> routes_;
 };
 
-/// The path of a request-target: without the query, and for an absolute-form target
-/// (`http://host/p?q`) without scheme and authority.
+/// The path of a request-target, up to its query: for an absolute-form target
+/// (`http://host/p?q`) without scheme and authority (`/` when it has no path).
 [[nodiscard]] std::string_view target_path(std::string_view target) noexcept;
 
-/// The target forwarded upstream: with `strip_prefix`, the path after the route prefix (always
-/// starting with `/`), followed by the original query.
-[[nodiscard]] std::string upstream_target(const Route& route, std::string_view target);
+/// What follows the path in a request-target: the query with its `?` (empty when none).
+[[nodiscard]] std::string_view target_query(std::string_view target) noexcept;
+
+/// The target forwarded upstream: the normalized `path` (with `strip_prefix`, what follows the
+/// route prefix, always starting with `/`) followed by `query`. Composed in `scratch`.
+[[nodiscard]] std::string_view upstream_target(const Route& route, std::string_view path,
+                                               std::string_view query, std::string& scratch);
 
 /// True when `prefix` matches `path` on a segment boundary.
 [[nodiscard]] bool prefix_matches(std::string_view prefix, std::string_view path) noexcept;

@@ -1,19 +1,358 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <boost/beast/core/string.hpp>
+#include <chrono>
+#include <cstddef>
+#include <limits>
+#include <memory>
+
+#include "gateway/http1/path_normalizer.hpp"
 #include "gateway/proxy/connection_gate.hpp"
-#include "gateway/proxy/net.hpp"
+#include "gateway/proxy/deadline.hpp"
+#include "gateway/proxy/exchange.hpp"
+#include "gateway/proxy/keep_alive.hpp"
+#include "gateway/proxy/reply.hpp"
+#include "gateway/proxy/request_context.hpp"
+#include "gateway/proxy/services.hpp"
+#include "gateway/proxy/session_list.hpp"
+#include "gateway/proxy/steps/breaker_step.hpp"
+#include "gateway/proxy/steps/identify_step.hpp"
+#include "gateway/proxy/steps/limit_step.hpp"
+#include "gateway/proxy/steps/record_step.hpp"
 
 namespace sluice::proxy {
 
-class Worker;
+/// What a session needs of its worker besides the upstream side. References outlive every
+/// session; confined to the worker's thread.
+struct SessionEnv {
+  const Services& services;
+  WorkerView& view;
+  DeadlineSweep& sweep;
+  ContextPool& contexts;
+  log::AccessLog::Batch* access_log;  ///< null when the access log is off
+  store::StoreSlot store_slot;
+  SessionList& sessions;
+};
 
-/// Serves one client connection until it closes (SPEC §4): keep-alive and pipelining (requests
-/// answered in order); the head read within `header_timeout_ms` (408 then close), the wait for
-/// the next request bounded by `idle_timeout_ms`; oversized heads 431, bodies 413, malformed
-/// requests 400 (all closing the connection); route, then exchange() with the upstream; one
-/// access log line per request. The coroutine owns the socket and `slot`; it runs on the
-/// worker's thread and never throws.
-net::awaitable<void> run_session(Worker& worker, tcp::socket socket, ConnectionSlot slot);
+namespace detail {
+
+constexpr std::size_t kFirstRead = 1024;        // a typical request head fits
+constexpr std::size_t kIdleBufferLimit = 4096;  // larger read buffers are freed between requests
+constexpr core::Duration kLingerTime = std::chrono::seconds(2);  // lingering close: how long
+constexpr std::size_t kLingerBytes = std::size_t{1} << 20;       // ... and how much
+
+/// How a request left the connection.
+struct Served {
+  bool keep_open = false;
+  bool linger = false;  ///< the client may still be sending: drain it before closing
+};
+
+template <typename Stream>
+void cancel_stream(void* stream) noexcept {
+  StreamOps<Stream>::cancel(*static_cast<Stream*>(stream));
+}
+template <typename Stream>
+void close_stream(void* stream) noexcept {
+  StreamOps<Stream>::close(*static_cast<Stream*>(stream));
+}
+
+/// The client closed or reset before completing a head: nobody to answer.
+inline bool client_went_away(boost::system::error_code ec) {
+  return ec == net::error::eof || ec == net::error::connection_reset ||
+         ec == net::error::operation_aborted || ec == net::error::broken_pipe;
+}
+
+inline GatewayError parse_failure(boost::system::error_code ec) {
+  namespace http = boost::beast::http;
+  if (ec == http::error::header_limit) {
+    return GatewayError::kHeaderTooLarge;
+  }
+  if (ec == http::error::body_limit) {
+    return GatewayError::kPayloadTooLarge;  // a Content-Length above max_body_bytes
+  }
+  return GatewayError::kBadRequest;
+}
+
+inline std::string_view buffered(const beast::flat_buffer& buffer) {
+  return {static_cast<const char*>(buffer.data().data()), buffer.size()};
+}
+
+/// Reads until `buffer` holds a whole request head, within the armed deadline. Returns its end,
+/// 0 with `ec` set when it failed (beast::error::timeout, or header_limit past `max_bytes`).
+template <typename Stream>
+Task<std::size_t> read_head(Stream& stream, beast::flat_buffer& buffer, Deadline& deadline,
+                            std::uint64_t max_bytes, boost::system::error_code& ec) {
+  std::size_t scanned = 0;
+  for (;;) {
+    if (const std::size_t end = http1::find_head_end(buffered(buffer), scanned); end != 0) {
+      co_return end;
+    }
+    if (buffer.size() >= max_bytes) {
+      ec = boost::beast::http::error::header_limit;
+      co_return 0;
+    }
+    auto [rec, n] = co_await stream.async_read_some(buffer.prepare(kHeadRead), kAsTuple);
+    if (deadline.expired()) {
+      ec = beast::error::timeout;
+      co_return 0;
+    }
+    if (rec) {
+      ec = rec;
+      co_return 0;
+    }
+    buffer.commit(n);
+  }
+}
+
+/// Consumes the request's head, and its body when the body is entirely in `buffer` (a small
+/// POST that gets a 404, 405 or 429), so the connection can carry the next request. False when
+/// the body is not all there (the connection must close).
+inline bool consume_request(RequestContext& ctx, beast::flat_buffer& buffer) {
+  http1::RequestParser& parser = *ctx.parser;
+  std::size_t parsed = ctx.head().size;
+  const std::string_view data = buffered(buffer);
+  while (!parser.is_done() && parsed < data.size()) {
+    boost::system::error_code ec;
+    const std::size_t n = parser.put(data.substr(parsed), ec);
+    if (ec || n == 0) {
+      break;
+    }
+    parsed += n;
+  }
+  buffer.consume(parser.is_done() ? parsed : ctx.head().size);
+  return parser.is_done();
+}
+
+/// Answers `error` itself: the reply, its keep-alive verdict, the write.
+template <typename Stream>
+Task<Served> answer(RequestContext& ctx, Stream& stream, beast::flat_buffer& buffer,
+                    Deadline& write_deadline, const SessionEnv& env, GatewayError error) {
+  ctx.error = error;
+  const bool parsed = ctx.parser->is_header_done();
+  const bool request_read = parsed && consume_request(ctx, buffer);
+  ctx.keep_alive =
+      decide_keep_alive(ctx, {.draining = env.services.draining.load(std::memory_order_relaxed),
+                              .request_read = request_read,
+                              .closes_itself = false});
+  const unsigned version = parsed ? ctx.head().version : 11;
+  const bool head_request = parsed && ctx.head().verb == boost::beast::http::verb::head;
+  compose_reply(ctx, version, head_request);
+  write_deadline.arm(env.services.clock.now() + ctx.snapshot->config().http.idle_timeout);
+  const auto ec = co_await write_all(stream, ctx.down_out.buffers());
+  write_deadline.disarm();
+  if (ec) {
+    ctx.outcome.status = 0;
+    ctx.outcome.bytes_out = 0;
+  }
+  ctx.outcome.answer_complete = !ec;
+  co_return Served{!ec && ctx.keep_alive, !request_read};
+}
+
+/// Routing: the normalized path, the route, and the target the upstream will get.
+inline std::optional<GatewayError> route_request(RequestContext& ctx) {
+  const http1::RequestHead& head = ctx.head();
+  const config::HttpConfig& http = ctx.snapshot->config().http;
+  const std::string_view raw_path = target_path(head.target);
+  if (raw_path.empty() || raw_path.front() != '/') {
+    return GatewayError::kBadRequest;  // asterisk-form, or an authority without a path
+  }
+  switch (http1::normalize_path(raw_path, http.merge_slashes, ctx.path_scratch)) {
+    case http1::PathStatus::kUnchanged:
+      ctx.path = raw_path;
+      break;
+    case http1::PathStatus::kRewritten:
+      ctx.path = ctx.path_scratch;
+      break;
+    case http1::PathStatus::kAboveRoot:
+    case http1::PathStatus::kBadEncoding:
+      return GatewayError::kBadRequest;
+  }
+  ctx.query = target_query(head.target);
+  const RouteMatch match = ctx.snapshot->router().match(
+      head.fields.value(boost::beast::http::field::host), head.method, ctx.path);
+  if (match.kind == RouteMatch::Kind::kNoRoute) {
+    return GatewayError::kNoRoute;
+  }
+  if (match.kind == RouteMatch::Kind::kMethodNotAllowed) {
+    ctx.allow_scratch = match.allow;
+    ctx.allow = ctx.allow_scratch;
+    return GatewayError::kMethodNotAllowed;
+  }
+  ctx.route = match.route;
+  ctx.backend = &ctx.snapshot->backend(match.route->backend);
+  ctx.route_metrics = match.route->metrics;
+  const bool origin_form = head.target.front() == '/';
+  if (origin_form && ctx.path.data() == raw_path.data() && !ctx.route->strip_prefix) {
+    ctx.upstream_target = head.target;  // nothing to change: the client's bytes
+  } else {
+    // (an absolute-form target is forwarded in origin form, by its normalized path)
+    ctx.upstream_target = upstream_target(*ctx.route, ctx.path, ctx.query, ctx.target_scratch);
+  }
+  return std::nullopt;
+}
+
+/// One request on the connection, from its head to its log line (docs/architecture.md, "The
+/// request path"): read and parse the head; route; identify; limit; breaker; forward; record.
+/// A step that answers itself (400, 404, 405, 429, 503) ends the request there.
+template <typename Down, typename Up>
+Task<Served> serve_request(RequestContext& ctx, Downstream<Down> down, SessionEnv& env,
+                           UpstreamContext<Up>& up) {
+  const config::HttpConfig& http = ctx.snapshot->config().http;
+  // The head, within header_timeout_ms of its first byte.
+  boost::system::error_code ec;
+  down.read_deadline.arm(ctx.started + http.header_timeout);
+  const std::size_t end =
+      co_await read_head(down.stream, down.buffer, down.read_deadline, http.max_header_bytes, ec);
+  down.read_deadline.disarm();
+  if (end == 0 && ec != beast::error::timeout && ec != boost::beast::http::error::header_limit) {
+    co_return Served{};  // the client went away: nobody to answer
+  }
+  http1::RequestParser& parser = *ctx.parser;
+  if (env.access_log != nullptr) {
+    ctx.wall = std::chrono::system_clock::now();
+  }
+  if (end == 0) {
+    ctx.request_id.generate();
+    Served s = co_await answer(
+        ctx, down.stream, down.buffer, down.write_deadline, env,
+        ec == beast::error::timeout ? GatewayError::kHeaderTimeout : GatewayError::kHeaderTooLarge);
+    record_step(ctx, env.services.clock.now(), down.peer, env.access_log);
+    co_return s;
+  }
+  parser.header_limit(static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(http.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
+  parser.body_limit(http.max_body_bytes);
+  parser.put(buffered(down.buffer).substr(0, end), ec);
+  if (ec || !parser.is_header_done()) {
+    ctx.request_id.generate();
+    Served s = co_await answer(ctx, down.stream, down.buffer, down.write_deadline, env,
+                               parse_failure(ec ? ec : boost::beast::http::error::bad_value));
+    record_step(ctx, env.services.clock.now(), down.peer, env.access_log);
+    co_return s;
+  }
+  const http1::RequestHead& head = ctx.head();
+  ctx.client_keep_alive = head.keep_alive;
+  const http1::FieldRef* id = head.fields.find("X-Request-Id");
+  if (id != nullptr && http1::usable_request_id(id->value) &&
+      head.fields.count("X-Request-Id") == 1) {
+    ctx.request_id.keep(id->value);
+  } else {
+    ctx.request_id.generate();
+  }
+  if (env.access_log != nullptr) {
+    keep_for_log(ctx, down.peer);
+  }
+  std::optional<GatewayError> refused;
+  if (head.fields.count(boost::beast::http::field::transfer_encoding) != 0 &&
+      head.framing != http1::Framing::kChunked) {
+    // A coding other than a final "chunked" leaves the body unframed (RFC 9112 §6.3): 400.
+    refused = GatewayError::kBadRequest;
+  } else {
+    refused = route_request(ctx);
+  }
+  if (!refused) {
+    if (env.access_log != nullptr) {
+      ctx.log_path.assign(ctx.path);  // the log shows the path that was judged and forwarded
+    }
+    identify_step(ctx, down.peer, env.access_log != nullptr ? &env.services.user_hash : nullptr);
+    if (const RouteLimit* limit = route_limit(ctx)) {
+      std::optional<limiter::LimitDecision> decision =
+          limit_now(ctx, *limit, env.services.store, env.store_slot);
+      if (!decision) {
+        decision = co_await env.services.store.decide(env.store_slot, limit->id, ctx.user,
+                                                      net::use_awaitable_t<Executor>{});
+      }
+      refused = apply_limit(ctx, *limit, *decision);
+    }
+  }
+  if (!refused) {
+    refused = breaker_step(ctx, ctx.started);
+  }
+  if (refused) {
+    Served s = co_await answer(ctx, down.stream, down.buffer, down.write_deadline, env, *refused);
+    record_step(ctx, env.services.clock.now(), down.peer, env.access_log);
+    co_return s;
+  }
+  co_await exchange(ctx, down, up);
+  record_step(ctx, env.services.clock.now(), down.peer, env.access_log);
+  const bool keep = ctx.outcome.answer_complete && ctx.keep_alive;
+  // Linger only when the client may still be sending (an unread body or pipelined requests):
+  // after a complete request, closing at once cannot reset our response.
+  co_return Served{keep, !keep && (!parser.is_done() || down.buffer.size() > 0)};
+}
+
+/// Half-closes, then reads and drops what the client still sends for a short while before
+/// closing: closing with unread data would send a reset that can destroy our last response
+/// before the client reads it (nginx's lingering close).
+template <typename Stream>
+Task<void> close_gracefully(Stream& stream, beast::flat_buffer& buffer, Deadline& deadline,
+                            const core::Clock& clock, bool linger) {
+  StreamOps<Stream>::shutdown_send(stream);
+  if (linger && StreamOps<Stream>::is_open(stream)) {
+    deadline.arm(clock.now() + kLingerTime);
+    for (std::size_t total = 0; total < kLingerBytes;) {
+      buffer.consume(buffer.size());
+      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kHeadRead), kAsTuple);
+      if (ec) {
+        break;
+      }
+      total += n;
+    }
+    deadline.disarm();
+  }
+  StreamOps<Stream>::close(stream);
+}
+
+}  // namespace detail
+
+/// Serves one client connection until it closes (docs/behaviour.md §4): keep-alive and
+/// pipelining (requests answered in order); the head read within `header_timeout_ms` (408 then
+/// close), the wait for the next request bounded by `idle_timeout_ms`; oversized heads 431,
+/// bodies 413, malformed requests 400 (all closing the connection); every request through
+/// serve_request(). The coroutine owns the stream and `slot`; it runs on the worker's thread and
+/// never throws. A template over the client's stream type (TCP, TLS, or a test stream) and the
+/// upstream's (docs/architecture.md, "Streams").
+template <typename Down, typename Up>
+Task<void> run_session(Down stream, Peer peer, SessionEnv& env, UpstreamContext<Up>& up,
+                       ConnectionSlot slot) {
+  const core::Clock& clock = env.services.clock;
+  beast::flat_buffer buffer;
+  Deadline read_deadline(env.sweep, &detail::cancel_stream<Down>, &stream);
+  Deadline write_deadline(env.sweep, &detail::cancel_stream<Down>, &stream);
+  SessionEntry entry(env.sessions, &detail::cancel_stream<Down>, &detail::close_stream<Down>,
+                     &stream);
+  bool first = true;
+  detail::Served served{true, false};
+  while (served.keep_open) {
+    if (buffer.size() == 0) {
+      if (env.services.draining.load(std::memory_order_relaxed) && !first) {
+        break;
+      }
+      if (buffer.capacity() > detail::kIdleBufferLimit) {
+        buffer.shrink_to_fit();  // an idle connection keeps only a small buffer
+      }
+      const config::HttpConfig& http = env.view.current()->snapshot->config().http;
+      entry.idle = true;
+      read_deadline.arm(clock.now() + (first ? http.header_timeout : http.idle_timeout));
+      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(detail::kFirstRead), kAsTuple);
+      read_deadline.disarm();
+      entry.idle = false;
+      if (ec) {
+        served = {};
+        break;  // idle timeout, the client closed, or a drain closed idle connections
+      }
+      buffer.commit(n);
+    }
+    first = false;
+    const std::shared_ptr<const ThreadView> view = env.view.current();  // the request's config
+    auto lease = env.contexts.acquire();
+    lease->reset(clock.now(), *view->snapshot);
+    served = co_await detail::serve_request(
+        *lease, Downstream<Down>{stream, buffer, read_deadline, write_deadline, peer}, env, up);
+  }
+  co_await detail::close_gracefully(stream, buffer, read_deadline, clock, served.linger);
+  (void)slot;  // released (the connection counted closed) when the coroutine ends
+}
 
 }  // namespace sluice::proxy

@@ -9,9 +9,9 @@
 #include "gateway/core/clock.hpp"
 #include "gateway/core/keyed_hash.hpp"
 #include "gateway/log/access_log.hpp"
-#include "gateway/metrics/metrics.hpp"
 #include "gateway/proxy/connection_gate.hpp"
 #include "gateway/proxy/snapshot.hpp"
+#include "gateway/store/limit_store.hpp"
 
 namespace sluice::proxy {
 
@@ -19,21 +19,54 @@ namespace sluice::proxy {
 /// member is thread-safe.
 struct Services {
   Services(const core::Clock& c, SnapshotSource& s, ConnectionGate& g, log::AccessLog& a,
-           SharedState& sh, std::shared_ptr<spdlog::logger> l)
-      : clock(c), snapshots(s), gate(g), access_log(a), shared(sh), log(std::move(l)) {}
+           store::LimitStore& st, core::KeyedHash uh, std::shared_ptr<spdlog::logger> l)
+      : clock(c),
+        snapshots(s),
+        gate(g),
+        access_log(a),
+        store(st),
+        user_hash(uh),
+        log(std::move(l)) {}
 
   const core::Clock& clock;
   SnapshotSource& snapshots;
   ConnectionGate& gate;
   log::AccessLog& access_log;
-  SharedState& shared;  ///< the limit store, breakers and metrics
+  store::LimitStore& store;
+  /// Hashes user keys for the access log and admin listings (never in clear: docs/behaviour.md
+  /// §7), under the key `access_log.user_hash_key_env` names, else a random one.
+  const core::KeyedHash user_hash;
   std::shared_ptr<spdlog::logger> log;
-  /// Hashes user keys for the access log (SPEC §7: never in clear); random per process.
-  const core::KeyedHash user_hash = core::KeyedHash::with_random_key();
-  /// The memory store's `sluice_store_operations_total{store="memory",result="ok"}`.
-  prometheus::Counter* store_ok = nullptr;
-  /// Set once on SIGTERM/SIGINT: responses say `Connection: close`, idle connections close.
+  /// Set once on SIGTERM/SIGINT: answers say `Connection: close`, idle connections close.
   std::atomic<bool> draining{false};
+};
+
+/// The snapshot as one worker sees it. Requests hold it through a shared_ptr whose control
+/// block is private to the worker, so per-request reference counting never bounces a cache
+/// line between threads; the snapshot itself is referenced once per worker.
+struct ThreadView {
+  std::shared_ptr<const Snapshot> snapshot;
+};
+
+/// One worker's cached copy of the current snapshot. Confined to the worker's thread; the source
+/// outlives it.
+class WorkerView {
+ public:
+  explicit WorkerView(SnapshotSource& source) : source_(source) {}
+  /// The newest snapshot (one atomic load when it did not change).
+  [[nodiscard]] const std::shared_ptr<const ThreadView>& current() {
+    const std::uint64_t generation = source_.generation();
+    if (generation != generation_) {
+      view_ = std::make_shared<const ThreadView>(ThreadView{source_.load()});
+      generation_ = generation;
+    }
+    return view_;
+  }
+
+ private:
+  SnapshotSource& source_;
+  std::uint64_t generation_ = ~std::uint64_t{0};
+  std::shared_ptr<const ThreadView> view_;
 };
 
 }  // namespace sluice::proxy

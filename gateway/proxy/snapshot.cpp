@@ -27,7 +27,7 @@ std::vector<UpstreamEndpoint> compile_endpoints(const std::vector<config::Endpoi
 std::vector<Route> compile_routes(const config::Config& config,
                                   const std::vector<std::unique_ptr<Backend>>& backends,
                                   const std::vector<std::unique_ptr<RouteLimit>>& limits,
-                                  metrics::Metrics& metrics) {
+                                  const Bindings& bindings) {
   std::vector<Route> routes;
   routes.reserve(config.routes.size());
   for (const auto& r : config.routes) {
@@ -44,7 +44,7 @@ std::vector<Route> compile_routes(const config::Config& config,
     const auto it = std::find_if(backends.begin(), backends.end(),
                                  [&](const auto& b) { return b->name() == r.backend; });
     route.backend = static_cast<std::size_t>(it - backends.begin());
-    route.metrics = &metrics.route(r.name, r.backend);
+    route.metrics = bindings.route_metrics.at({r.name, r.backend});
     if (r.limit) {
       const auto limit = std::find_if(limits.begin(), limits.end(),
                                       [&](const auto& l) { return l->name == *r.limit; });
@@ -56,30 +56,39 @@ std::vector<Route> compile_routes(const config::Config& config,
 }
 
 std::vector<std::unique_ptr<Backend>> compile_backends(const config::Config& config,
-                                                       SharedState& shared) {
+                                                       const Bindings& bindings) {
   std::vector<std::unique_ptr<Backend>> backends;
   for (const auto& [name, backend] : config.backends) {
-    backends.push_back(std::make_unique<Backend>(name, backend, shared));
+    backends.push_back(std::make_unique<Backend>(name, backend, bindings));
   }
   return backends;
 }
 
 std::vector<std::unique_ptr<RouteLimit>> compile_limits(const config::Config& config,
-                                                        SharedState& shared) {
+                                                        const Bindings& bindings) {
   std::vector<std::unique_ptr<RouteLimit>> limits;
   for (const auto& [name, policy] : config.limits) {
     auto limit = std::make_unique<RouteLimit>();
-    limit->id = shared.store.apply(limiter_policy(config, name));
+    limit->id = bindings.policies.at(name);
     limit->name = name;
     limit->mode = policy.mode == config::LimitMode::kShadow ? limiter::Mode::kShadow
                                                             : limiter::Mode::kEnforce;
     limit->window_s = whole_seconds_up(policy.window);
     limit->quoted_name = structured_string(name);
     limit->json_name = json_string(name);
-    limit->metrics = &shared.metrics.policy(name);
+    limit->metrics = bindings.policy_metrics.at(name);
     limits.push_back(std::move(limit));
   }
   return limits;
+}
+
+core::Duration timeout_floor(const config::Config& config) {
+  core::Duration smallest =
+      std::min<core::Duration>(config.http.header_timeout, config.http.idle_timeout);
+  for (const auto& [name, backend] : config.backends) {
+    smallest = std::min<core::Duration>({smallest, backend.connect_timeout, backend.timeout});
+  }
+  return smallest;
 }
 
 }  // namespace
@@ -107,13 +116,13 @@ limiter::Policy limiter_policy(const config::Config& config, const std::string& 
   return policy;
 }
 
-Backend::Backend(std::string name, const config::BackendConfig& config, SharedState& shared)
+Backend::Backend(std::string name, const config::BackendConfig& config, const Bindings& bindings)
     : name_(std::move(name)),
       config_(config),
       endpoints_(compile_endpoints(config.endpoints)),
       balancer_(config.balance, endpoints_.size()),
-      breaker_(shared.breakers.sync(name_, breaker_params(config.breaker))),
-      metrics_(&shared.metrics.backend(name_)),
+      breaker_(bindings.breakers.at(name_)),
+      metrics_(bindings.backend_metrics.at(name_)),
       unavailable_body_(R"({"error":"backend_unavailable","backend":)" + json_string(name_) + "}") {
   for (const int status : config.breaker.failure_statuses) {
     if (status >= 0 && static_cast<std::size_t>(status) < failures_.size()) {
@@ -122,11 +131,12 @@ Backend::Backend(std::string name, const config::BackendConfig& config, SharedSt
   }
 }
 
-Snapshot::Snapshot(std::shared_ptr<const config::Config> config, SharedState& shared)
+Snapshot::Snapshot(std::shared_ptr<const config::Config> config, const Bindings& bindings)
     : config_(std::move(config)),
-      backends_(compile_backends(*config_, shared)),
-      limits_(compile_limits(*config_, shared)),
-      router_(compile_routes(*config_, backends_, limits_, shared.metrics)),
-      unrouted_(&shared.metrics.route("none", "none")) {}
+      backends_(compile_backends(*config_, bindings)),
+      limits_(compile_limits(*config_, bindings)),
+      router_(compile_routes(*config_, backends_, limits_, bindings)),
+      unrouted_(bindings.unrouted),
+      smallest_timeout_(timeout_floor(*config_)) {}
 
 }  // namespace sluice::proxy

@@ -5,6 +5,7 @@
 #include <bitset>
 #include <boost/asio/ip/tcp.hpp>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -12,39 +13,34 @@
 #include <vector>
 
 #include "gateway/breaker/adaptive_breaker.hpp"
-#include "gateway/breaker/breaker_registry.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/metrics/metrics.hpp"
 #include "gateway/proxy/balancer.hpp"
 #include "gateway/proxy/rate_limit_fields.hpp"
 #include "gateway/proxy/router.hpp"
+#include "gateway/proxy/upstream_endpoint.hpp"
 #include "gateway/store/limit_store.hpp"
 
 namespace sluice::proxy {
 
-/// One configured endpoint of a backend.
-struct UpstreamEndpoint {
-  std::string label;  ///< "host:port" as configured: logs and the connection pool key
-  std::string host;
-  std::uint16_t port = 0;
-  /// Set when `host` is an IP literal (no resolution needed).
-  std::optional<boost::asio::ip::tcp::endpoint> address;
+/// What one config version is bound to in the state that outlives versions (the store's policy
+/// ids, the breakers, the metric handles). ConfigSync::apply() produces it; a Snapshot is built
+/// from a config and its bindings without touching shared state (docs/architecture.md,
+/// "Config versions").
+struct Bindings {
+  std::map<std::string, store::PolicyId, std::less<>> policies;
+  std::map<std::string, std::shared_ptr<breaker::AdaptiveBreaker>, std::less<>> breakers;
+  std::map<std::string, metrics::BackendMetrics*, std::less<>> backend_metrics;
+  std::map<std::string, metrics::PolicyMetrics*, std::less<>> policy_metrics;
+  std::map<std::pair<std::string, std::string>, metrics::RouteMetrics*> route_metrics;
+  metrics::RouteMetrics* unrouted = nullptr;  ///< route="none", backend="none"
 };
 
-/// The state that outlives config versions, which a snapshot binds to when it is compiled: the
-/// limit store (policies are applied to it), the breakers, the metric handles. Owned by the
-/// Gateway; each member is thread-safe.
-struct SharedState {
-  store::LimitStore& store;
-  breaker::BreakerRegistry& breakers;
-  metrics::Metrics& metrics;
-};
-
-/// A backend as the data path uses it. Immutable but for the balancer's in-flight counters
-/// and the (thread-safe) breaker and metrics it points to.
+/// A backend as the data path uses it. Immutable but for the balancer's in-flight counters and
+/// the (thread-safe) breaker and metrics it points to.
 class Backend {
  public:
-  Backend(std::string name, const config::BackendConfig& config, SharedState& shared);
+  Backend(std::string name, const config::BackendConfig& config, const Bindings& bindings);
 
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] const config::BackendConfig& config() const noexcept { return config_; }
@@ -78,16 +74,13 @@ class Backend {
 /// A config policy (with its overrides) as the limiter takes it.
 [[nodiscard]] limiter::Policy limiter_policy(const config::Config& config, const std::string& name);
 
-/// Everything a request needs from one version of the config, compiled: the router and the
-/// backends. Immutable (thread-safe); a reload builds a new one and swaps it in, and in-flight
-/// requests finish on the one they started with.
+/// Everything a request needs from one version of the config, compiled: the router, the
+/// backends and the limits. Built from a config and its Bindings only: constructing one changes
+/// nothing outside it. Immutable (thread-safe); a reload builds a new one and swaps it in, and
+/// requests in flight finish on the one they started with.
 class Snapshot {
  public:
-  /// Compiles `config`, binding it to `shared`: applies every policy to the store (counts of
-  /// existing policies survive), syncs the breakers, and creates the metric handles. Removing
-  /// policies and breakers the config no longer has is the caller's job, once the snapshot is
-  /// published (requests on the old one may still use them).
-  Snapshot(std::shared_ptr<const config::Config> config, SharedState& shared);
+  Snapshot(std::shared_ptr<const config::Config> config, const Bindings& bindings);
 
   [[nodiscard]] const config::Config& config() const noexcept { return *config_; }
   [[nodiscard]] const Router& router() const noexcept { return router_; }
@@ -97,6 +90,8 @@ class Snapshot {
   [[nodiscard]] std::size_t backend_count() const noexcept { return backends_.size(); }
   /// Metrics of requests that matched no route (route="none", backend="none").
   [[nodiscard]] metrics::RouteMetrics& unrouted_metrics() const noexcept { return *unrouted_; }
+  /// The smallest timeout of this version (the worker's deadline sweep ticks at an eighth).
+  [[nodiscard]] core::Duration smallest_timeout() const noexcept { return smallest_timeout_; }
 
  private:
   std::shared_ptr<const config::Config> config_;
@@ -104,6 +99,7 @@ class Snapshot {
   std::vector<std::unique_ptr<RouteLimit>> limits_;
   Router router_;
   metrics::RouteMetrics* unrouted_;
+  core::Duration smallest_timeout_;
 };
 
 /// The current snapshot, swapped atomically on reload. Thread-safe. Readers check the

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include <boost/beast/core/flat_buffer.hpp>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -9,21 +8,25 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "gateway/core/clock.hpp"
 #include "gateway/metrics/metrics.hpp"
 #include "gateway/proxy/net.hpp"
+#include "gateway/proxy/stream_ops.hpp"
+#include "gateway/proxy/upstream_endpoint.hpp"
 
 namespace sluice::proxy {
 
 /// One connection to an upstream endpoint with its read buffer (which outlives single reads).
-/// Always held by unique_ptr and never moved itself: moving a beast::tcp_stream allocates a new
-/// implementation object, and a pooled connection changes owner on every request.
-/// It also keeps `sluice_upstream_connections{backend, state}` true for as long as it lives:
-/// active while a request uses it, idle while pooled. The metrics outlive every connection.
+/// Held by unique_ptr and never moved itself, so the pool hands out a pointer per request.
+/// It keeps `sluice_upstream_connections{backend, state}` true for as long as it lives: active
+/// while a request uses it, idle while pooled. The metrics outlive every connection.
+template <typename Stream>
 struct UpstreamConnection {
-  explicit UpstreamConnection(net::io_context& ioc) : stream(ioc) {}
+  template <typename... Args>
+  explicit UpstreamConnection(Args&&... args) : stream(std::forward<Args>(args)...) {}
   UpstreamConnection(const UpstreamConnection&) = delete;
   UpstreamConnection& operator=(const UpstreamConnection&) = delete;
   ~UpstreamConnection() { leave_state(); }
@@ -46,7 +49,7 @@ struct UpstreamConnection {
     }
   }
 
-  beast::tcp_stream stream;
+  Stream stream;
   beast::flat_buffer buffer;
 
  private:
@@ -60,34 +63,105 @@ struct UpstreamConnection {
   metrics::BackendMetrics* owner_ = nullptr;
   bool idle_ = false;
 };
-using ConnectionPtr = std::unique_ptr<UpstreamConnection>;
 
-/// Idle keep-alive connections to upstream endpoints, for one worker thread (STYLE §6: pools
-/// are per thread and lock-free). A connection has exactly one owner: checkout() hands it out and
-/// checkin() takes it back. Checkout is LIFO (the most recently used connection
-/// is the most likely to be alive) and drops connections the upstream has closed (a
-/// non-blocking peek sees EOF or stray bytes) or that idled longer than `max_idle_time`.
-/// Confined to one thread. The clock must outlive the pool.
+template <typename Stream>
+using ConnectionPtr = std::unique_ptr<UpstreamConnection<Stream>>;
+
+/// Idle keep-alive connections to upstream endpoints, for one worker thread: pools are per
+/// thread and lock-free (docs/architecture.md, "Threads"). A connection has exactly one owner:
+/// checkout() hands it out and checkin() takes it back. Checkout is LIFO (the most recently
+/// used connection is the most likely to be alive) and drops connections the upstream has
+/// closed (StreamOps::looks_alive: a non-blocking peek sees EOF or stray bytes) or that idled
+/// longer than `max_idle_time`. Confined to one thread; the clock must outlive the pool.
+template <typename Stream>
 class UpstreamPool {
  public:
   UpstreamPool(const core::Clock& clock, core::Duration max_idle_time)
       : clock_(clock), max_idle_time_(max_idle_time) {}
 
   /// A live idle connection to `endpoint` (the endpoint's label), or null.
-  ConnectionPtr checkout(std::string_view endpoint);
+  ConnectionPtr<Stream> checkout(std::string_view endpoint) {
+    const auto it = idle_.find(endpoint);
+    if (it == idle_.end()) {
+      return nullptr;
+    }
+    auto& stack = it->second;
+    const core::TimePoint now = clock_.now();
+    while (!stack.empty()) {
+      Idle entry = std::move(stack.back());
+      stack.pop_back();
+      --idle_count_;
+      if (now - entry.since < max_idle_time_ &&
+          StreamOps<Stream>::looks_alive(entry.connection->stream)) {
+        return std::move(entry.connection);
+      }
+      StreamOps<Stream>::close(entry.connection->stream);
+    }
+    return nullptr;
+  }
+
   /// Keeps a connection after a complete exchange (its buffer empty), unless `endpoint` already
   /// has `max_idle`.
-  void checkin(std::string_view endpoint, ConnectionPtr connection, std::size_t max_idle);
+  void checkin(std::string_view endpoint, ConnectionPtr<Stream> connection, std::size_t max_idle) {
+    auto it = idle_.find(endpoint);
+    if (it == idle_.end()) {
+      if (max_idle == 0) {
+        StreamOps<Stream>::close(connection->stream);
+        return;
+      }
+      it = idle_.emplace(std::string(endpoint), std::vector<Idle>{}).first;
+    }
+    if (it->second.size() >= max_idle) {
+      StreamOps<Stream>::close(connection->stream);
+      return;
+    }
+    connection->mark_idle();
+    if (connection->buffer.capacity() > kIdleBufferLimit) {
+      connection->buffer.shrink_to_fit();  // after a large body: an idle connection keeps little
+    }
+    it->second.push_back(Idle{std::move(connection), clock_.now()});
+    ++idle_count_;
+  }
+
   /// Closes connections idle too long, and every connection to an endpoint `keep` rejects.
-  std::size_t sweep(const std::function<bool(std::string_view endpoint)>& keep);
+  std::size_t sweep(const std::function<bool(std::string_view endpoint)>& keep) {
+    const core::TimePoint now = clock_.now();
+    std::size_t closed = 0;
+    for (auto it = idle_.begin(); it != idle_.end();) {
+      const bool kept_endpoint = keep(it->first);
+      auto& stack = it->second;
+      std::erase_if(stack, [&](Idle& e) {
+        const bool drop = !kept_endpoint || now - e.since >= max_idle_time_ ||
+                          !StreamOps<Stream>::looks_alive(e.connection->stream);
+        if (drop) {
+          StreamOps<Stream>::close(e.connection->stream);
+          ++closed;
+        }
+        return drop;
+      });
+      it = stack.empty() ? idle_.erase(it) : std::next(it);
+    }
+    idle_count_ -= closed;
+    return closed;
+  }
+
   /// Closes everything (shutdown).
-  void clear();
+  void clear() {
+    for (auto& [endpoint, stack] : idle_) {
+      for (auto& e : stack) {
+        StreamOps<Stream>::close(e.connection->stream);
+      }
+    }
+    idle_.clear();
+    idle_count_ = 0;
+  }
 
   [[nodiscard]] std::size_t idle() const noexcept { return idle_count_; }
 
  private:
+  static constexpr std::size_t kIdleBufferLimit = std::size_t{16} * 1024;
   struct Idle {
-    ConnectionPtr connection;
+    ConnectionPtr<Stream> connection;
     core::TimePoint since;
   };
   struct Hash {
@@ -103,7 +177,24 @@ class UpstreamPool {
   std::size_t idle_count_ = 0;
 };
 
-/// True when the upstream has not closed the connection (nothing to read yet, no EOF).
-[[nodiscard]] bool looks_alive(tcp::socket& socket) noexcept;
+/// What a connector produced: a connection, or the error why not.
+template <typename Stream>
+struct Connected {
+  ConnectionPtr<Stream> connection;
+  boost::system::error_code error;
+};
+
+/// Opens new upstream connections: the seam between the exchange and the network. The TCP
+/// connector (tcp_connector.hpp) resolves and connects; tests connect in-memory streams to
+/// scripted peers. Confined to the worker's thread.
+template <typename Stream>
+class Connector {
+ public:
+  virtual ~Connector() = default;
+  /// A connection to `endpoint` within `timeout`, or the error (a timeout is
+  /// beast::error::timeout).
+  virtual Task<Connected<Stream>> connect(const UpstreamEndpoint& endpoint,
+                                          core::Duration timeout) = 0;
+};
 
 }  // namespace sluice::proxy

@@ -6,71 +6,64 @@
 #include <chrono>
 #include <random>
 
-#include "gateway/proxy/server_session.hpp"
-
 namespace sluice::proxy {
 namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::size_t kFreeBuffersKept = 64;
 constexpr core::Duration kPooledIdleTime = 30s;  // idle upstream connections older than this close
-constexpr core::Duration kMaintenanceEvery = 5s;
+constexpr core::Duration kTick = 250ms;  // access log hand-over, view refresh, sweep re-tuning
+constexpr core::Duration kPoolSweepEvery = 5s;
 constexpr core::Duration kGateRecheck = 1s;  // safety net behind the gate's wake-ups
+
+/// Logs what escaped a coroutine (nothing should: the data path does not throw on purpose).
+auto log_escape(std::shared_ptr<spdlog::logger> log, const char* what) {
+  return [log = std::move(log), what](const std::exception_ptr& e) {
+    if (e) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        log->error("{} failed error={}", what, ex.what());
+      }
+    }
+  };
+}
 
 }  // namespace
 
-BodyBuffer::BodyBuffer(std::vector<std::unique_ptr<char[]>>& free_list)  // NOLINT
-    : free_list_(free_list) {
-  if (free_list_.empty()) {
-    data_ = std::make_unique_for_overwrite<char[]>(kSize);  // NOLINT(modernize-avoid-c-arrays)
-  } else {
-    data_ = std::move(free_list_.back());
-    free_list_.pop_back();
-  }
-}
-
-BodyBuffer::~BodyBuffer() {
-  if (free_list_.size() < kFreeBuffersKept) {
-    free_list_.push_back(std::move(data_));
-  }
-}
-
 Worker::Worker(Services& services, std::size_t index)
-    : services_(services), index_(index), pool_(services.clock, kPooledIdleTime) {
+    : services_(services),
+      index_(index),
+      view_(services.snapshots),
+      access_log_(services.access_log.enabled() ? services.access_log.make_batch() : nullptr),
+      sweep_(ioc_.get_executor(), services.clock),
+      pool_(services.clock, kPooledIdleTime),
+      connector_(ioc_.get_executor(), sweep_),
+      env_{services_, view_, sweep_, contexts_, access_log_.get(), store::StoreSlot{}, sessions_},
+      upstream_{pool_, connector_, cursor_, sweep_, services.clock, services.draining},
+      wake_(ioc_.get_executor()),
+      maintenance_(ioc_.get_executor()),
+      last_pool_sweep_(services.clock.now()) {
   std::random_device device;
   cursor_.random_state = (std::uint64_t{device()} << 32U) | device();
   cursor_.next = index;  // workers start their round robin at different endpoints
   services_.gate.on_slot_freed([this] { net::post(ioc_, [this] { wake_.cancel(); }); });
 }
 
-std::shared_ptr<const ThreadView> Worker::view() {
-  const std::uint64_t generation = services_.snapshots.generation();
-  if (generation != view_generation_) {
-    view_ = std::make_shared<const ThreadView>(ThreadView{services_.snapshots.load()});
-    view_generation_ = generation;
+Worker::~Worker() {
+  if (access_log_) {
+    access_log_->flush();
   }
-  return view_;
 }
 
-void Worker::start_accepting(tcp::acceptor acceptor) {
+void Worker::start_accepting(Acceptor acceptor) {
   acceptor_.emplace(std::move(acceptor));
-  auto log = services_.log;
-  const auto on_exit = [log](const std::exception_ptr& e) {
-    if (e) {
-      try {
-        std::rethrow_exception(e);
-      } catch (const std::exception& ex) {
-        log->error("worker loop failed error={}", ex.what());
-      }
-    }
-  };
-  net::co_spawn(ioc_, accept_loop(), on_exit);
-  net::co_spawn(ioc_, maintenance_loop(), on_exit);
+  sweep_.start(DeadlineSweep::tick_for(view_.current()->snapshot->smallest_timeout()));
+  net::co_spawn(ioc_, accept_loop(), log_escape(services_.log, "accept loop"));
+  net::co_spawn(ioc_, maintenance_loop(), log_escape(services_.log, "maintenance loop"));
 }
 
-net::awaitable<void> Worker::accept_loop() {
-  auto log = services_.log;
+Task<void> Worker::accept_loop() {
   for (;;) {
     while (!services_.gate.try_reserve()) {
       // At max_connections: leave new connections in the kernel backlog until a slot frees.
@@ -89,71 +82,83 @@ net::awaitable<void> Worker::accept_loop() {
       if (ec == net::error::operation_aborted || !acceptor_->is_open()) {
         co_return;
       }
-      log->warn("accept failed worker={} error={}", index_, ec.message());
+      services_.log->warn("accept failed worker={} error={}", index_, ec.message());
       wake_.expires_after(100ms);  // e.g. out of file descriptors: do not spin
       co_await wake_.async_wait(kAsTuple);
       continue;
     }
-    beast::error_code ignored;
-    socket.set_option(tcp::no_delay(true), ignored);
+    boost::system::error_code peer_error;
+    const tcp::endpoint remote = socket.remote_endpoint(peer_error);
+    if (peer_error) {
+      continue;  // already gone
+    }
+    StreamOps<Socket>::prepare(socket);
     slot.accepted();
-    net::co_spawn(ioc_, run_session(*this, std::move(socket), std::move(slot)),
-                  [log](const std::exception_ptr& e) {
-                    if (e) {
-                      try {
-                        std::rethrow_exception(e);
-                      } catch (const std::exception& ex) {
-                        log->error("session failed error={}", ex.what());
-                      }
-                    }
-                  });
+    Peer peer{remote.address(), forwarded_address(remote.address())};
+    net::co_spawn(ioc_,
+                  run_session(std::move(socket), std::move(peer), env_, upstream_, std::move(slot)),
+                  log_escape(services_.log, "session"));
   }
 }
 
-net::awaitable<void> Worker::maintenance_loop() {
+Task<void> Worker::maintenance_loop() {
   for (;;) {
-    maintenance_.expires_after(kMaintenanceEvery);
+    maintenance_.expires_after(kTick);
     auto [ec] = co_await maintenance_.async_wait(kAsTuple);
     if (ec) {
       co_return;
     }
-    sweep_pool();
+    flush_access_log();
+    // The newest config: its timeouts set the sweep's tick, and the old snapshot is let go.
+    sweep_.set_tick(DeadlineSweep::tick_for(view_.current()->snapshot->smallest_timeout()));
+    const core::TimePoint now = services_.clock.now();
+    if (now - last_pool_sweep_ >= kPoolSweepEvery) {
+      last_pool_sweep_ = now;
+      sweep_pool();
+    }
+  }
+}
+
+void Worker::flush_access_log() {
+  if (access_log_) {
+    access_log_->flush();
   }
 }
 
 void Worker::stop_accepting() {
   if (acceptor_) {
-    beast::error_code ignored;
+    boost::system::error_code ignored;
     acceptor_->close(ignored);
   }
   wake_.cancel();
 }
 
 void Worker::close_idle_sessions() {
-  for (SessionEntry* entry : sessions_) {
-    if (entry->idle) {
-      entry->stream->cancel();
+  for (SessionEntry& entry : sessions_) {
+    if (entry.idle) {
+      entry.cancel();
     }
   }
 }
 
 std::size_t Worker::close_all_sessions() {
-  const std::size_t count = sessions_.size();
-  for (SessionEntry* entry : sessions_) {
-    beast::error_code ignored;
-    entry->stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
-    entry->stream->socket().close(ignored);
+  std::size_t count = 0;
+  for (SessionEntry& entry : sessions_) {
+    entry.close();
+    ++count;
   }
   maintenance_.cancel();
+  sweep_.stop();
   pool_.clear();
+  flush_access_log();
   return count;
 }
 
 void Worker::sweep_pool() {
-  const auto snapshot = view()->snapshot;
+  const auto& snapshot = *view_.current()->snapshot;
   pool_.sweep([&](std::string_view endpoint) {
-    for (std::size_t b = 0; b < snapshot->backend_count(); ++b) {
-      for (const auto& e : snapshot->backend(b).endpoints()) {
+    for (std::size_t b = 0; b < snapshot.backend_count(); ++b) {
+      for (const auto& e : snapshot.backend(b).endpoints()) {
         if (e.label == endpoint) {
           return true;
         }

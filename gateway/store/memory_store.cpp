@@ -30,7 +30,7 @@ std::size_t shard_count_for(const MemoryStore::Options& options) {
 }  // namespace
 
 MemoryStore::MemoryStore(const core::Clock& clock, Options options, core::KeyedHash hash)
-    : clock_(clock), hash_(hash) {
+    : clock_(clock), hash_(hash), last_sweep_(clock.now()) {
   const std::size_t count = shard_count_for(options);
   shards_.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
@@ -90,12 +90,33 @@ std::optional<PolicyId> MemoryStore::find(std::string_view name) const {
   return PolicyId{it->second};
 }
 
-void MemoryStore::async_decide(PolicyId policy, std::string_view key,
+StoreSlot MemoryStore::attach(boost::asio::io_context& /*ioc*/) {
+  return StoreSlot{next_slot_.fetch_add(1, std::memory_order_relaxed)};
+}
+
+void MemoryStore::tick(StoreSlot /*slot*/) {
+  const core::TimePoint now = clock_.now();
+  if (now - last_sweep_ >= kSweepEvery) {
+    last_sweep_ = now;
+    sweep_idle();
+  }
+}
+
+std::uint64_t MemoryStore::decisions() const noexcept {
+  std::uint64_t total = 0;
+  for (const Counter& c : counters_) {
+    total += c.value.load(std::memory_order_relaxed);
+  }
+  return total;
+}
+
+void MemoryStore::async_decide(StoreSlot slot, PolicyId policy, std::string_view key,
                                DecisionCompletion completion) {
+  count_decision(slot);
   std::move(completion).post(decide_now(policy, key));
 }
 
-void MemoryStore::async_inspect(PolicyId policy, std::string_view key,
+void MemoryStore::async_inspect(StoreSlot /*slot*/, PolicyId policy, std::string_view key,
                                 InspectCompletion completion) {
   std::move(completion).post(inspect_now(policy, key));
 }

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <array>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -35,20 +38,31 @@ class MemoryStore final : public LimitStore {
   MemoryStore(const core::Clock& clock, Options options,
               core::KeyedHash hash = core::KeyedHash::with_random_key());
 
+  /// Slots only separate the decision counters (no connections): any thread may use any slot.
+  StoreSlot attach(boost::asio::io_context& ioc) override;
+  void start() override {}
+  void stop() override {}
+  /// Forgets idle keys every kSweepEvery (sweep_idle()).
+  void tick(StoreSlot slot) override;
+  static constexpr core::Duration kSweepEvery = std::chrono::seconds(10);
+
   PolicyId apply(const limiter::Policy& policy) override;
   bool remove(std::string_view name) override;
   [[nodiscard]] std::optional<PolicyId> find(std::string_view name) const override;
-  [[nodiscard]] std::optional<limiter::LimitDecision> try_decide(PolicyId policy,
+  [[nodiscard]] std::optional<limiter::LimitDecision> try_decide(StoreSlot slot, PolicyId policy,
                                                                  std::string_view key) override {
+    count_decision(slot);
     return decide_now(policy, key);
   }
   /// Decides now; the completion runs later on its executor.
-  void async_decide(PolicyId policy, std::string_view key, DecisionCompletion completion) override;
-  [[nodiscard]] std::optional<limiter::KeyState> try_inspect(PolicyId policy,
+  void async_decide(StoreSlot slot, PolicyId policy, std::string_view key,
+                    DecisionCompletion completion) override;
+  [[nodiscard]] std::optional<limiter::KeyState> try_inspect(StoreSlot /*slot*/, PolicyId policy,
                                                              std::string_view key) override {
     return inspect_now(policy, key);
   }
-  void async_inspect(PolicyId policy, std::string_view key, InspectCompletion completion) override;
+  void async_inspect(StoreSlot slot, PolicyId policy, std::string_view key,
+                     InspectCompletion completion) override;
   [[nodiscard]] std::size_t tracked_keys(PolicyId policy) const override;
 
   /// The synchronous core of async_decide.
@@ -73,6 +87,9 @@ class MemoryStore final : public LimitStore {
     std::size_t memory_bytes = 0;      ///< table and sketch arrays
   };
   [[nodiscard]] Stats stats() const;
+  /// Decisions made through the store interface (`sluice_store_operations_total{store="memory",
+  /// result="ok"}`: the memory store never fails).
+  [[nodiscard]] std::uint64_t decisions() const noexcept;
   [[nodiscard]] std::size_t shard_count() const { return shards_.size(); }
 
  private:
@@ -86,6 +103,18 @@ class MemoryStore final : public LimitStore {
   const core::KeyedHash hash_;
   std::vector<std::unique_ptr<KeyShard>> shards_;
   std::uint64_t shard_mask_ = 0;
+
+  void count_decision(StoreSlot slot) noexcept {
+    counters_[slot.index % kCounterSlots].value.fetch_add(1, std::memory_order_relaxed);
+  }
+  /// Decision counters, one cache line per slot, so worker threads never share one.
+  static constexpr std::size_t kCounterSlots = 64;
+  struct alignas(64) Counter {
+    std::atomic<std::uint64_t> value{0};
+  };
+  std::array<Counter, kCounterSlots> counters_{};
+  std::atomic<std::uint32_t> next_slot_{0};
+  core::TimePoint last_sweep_{};
 
   mutable std::mutex admin_mutex_;  // apply/remove/find only: never on the decision path
   std::map<std::string, std::uint32_t, std::less<>> ids_;

@@ -15,8 +15,7 @@ using std::chrono::milliseconds;
 
 constexpr std::string_view kHashKeyName = "sluice:hash-key";
 constexpr std::string_view kReplicasKey = "sluice:replicas";
-thread_local const RedisStore* tls_store = nullptr;
-thread_local std::size_t tls_slot = 0;
+constexpr core::Duration kFallbackSweepEvery = std::chrono::seconds(10);
 
 }  // namespace
 
@@ -28,7 +27,8 @@ RedisStore::RedisStore(const core::Clock& clock, core::Random& random, Options o
       observer_(std::move(observer)),
       log_(std::move(log)),
       replica_id_(random_hex(random, 8)),
-      fallback_store_(clock, MemoryStore::Options{.max_keys = options_.max_keys, .shards = 0}) {}
+      fallback_store_(clock, MemoryStore::Options{.max_keys = options_.max_keys, .shards = 0}),
+      last_sweep_(clock.now()) {}
 
 RedisStore::~RedisStore() {
   stop();
@@ -79,7 +79,7 @@ void RedisStore::read_hash_key(Slot& slot) {
       });
 }
 
-std::size_t RedisStore::add_connection(boost::asio::io_context& ioc) {
+StoreSlot RedisStore::attach(boost::asio::io_context& ioc) {
   auto slot = std::make_unique<Slot>();
   Slot* raw = slot.get();
   RedisRouter::Options o;
@@ -91,12 +91,16 @@ std::size_t RedisStore::add_connection(boost::asio::io_context& ioc) {
   o.on_ready = [this, raw] { read_hash_key(*raw); };
   slot->router = std::make_shared<RedisRouter>(ioc, std::move(o), clock_, random_, log_);
   slots_.push_back(std::move(slot));
-  return slots_.size() - 1;
+  return StoreSlot{static_cast<std::uint32_t>(slots_.size() - 1)};
 }
 
-void RedisStore::bind_thread(std::size_t slot) {
-  tls_store = this;
-  tls_slot = slot;
+void RedisStore::tick(StoreSlot slot) {
+  heartbeat(slot);
+  const core::TimePoint now = clock_.now();
+  if (now - last_sweep_ >= kFallbackSweepEvery) {
+    last_sweep_ = now;
+    fallback_store_.sweep_idle();
+  }
 }
 
 void RedisStore::start() {
@@ -112,12 +116,12 @@ void RedisStore::stop() {
   slots_.clear();
 }
 
-RedisStore::Slot* RedisStore::bound_slot() const {
-  if (tls_store != this || tls_slot >= slots_.size()) {
+RedisStore::Slot* RedisStore::ready_slot(StoreSlot slot) const {
+  if (slot.index >= slots_.size()) {
     return nullptr;
   }
-  Slot* slot = slots_[tls_slot].get();
-  return slot->router->ready() && slot->hash ? slot : nullptr;
+  Slot* s = slots_[slot.index].get();
+  return s->router->ready() && s->hash ? s : nullptr;
 }
 
 limiter::Policy RedisStore::scaled(const limiter::Policy& policy) const {
@@ -276,9 +280,9 @@ limiter::KeyState RedisStore::fallback_state(const Call& call, std::string_view 
   return limiter::KeyState{.count = 0, .limit = call.limit, .remaining = call.limit};
 }
 
-std::optional<limiter::LimitDecision> RedisStore::try_decide(PolicyId policy,
+std::optional<limiter::LimitDecision> RedisStore::try_decide(StoreSlot store_slot, PolicyId policy,
                                                              std::string_view key) {
-  Slot* slot = bound_slot();
+  Slot* slot = ready_slot(store_slot);
   const Call call = prepare(policy, key, slot);
   if (!call.live) {
     return limiter::LimitDecision{.allowed = true};
@@ -290,9 +294,9 @@ std::optional<limiter::LimitDecision> RedisStore::try_decide(PolicyId policy,
   return std::nullopt;
 }
 
-void RedisStore::async_decide(PolicyId policy, std::string_view key,
+void RedisStore::async_decide(StoreSlot store_slot, PolicyId policy, std::string_view key,
                               DecisionCompletion completion) {
-  Slot* slot = bound_slot();
+  Slot* slot = ready_slot(store_slot);
   const Call call = prepare(policy, key, slot);
   if (!call.live) {
     std::move(completion).post(limiter::LimitDecision{.allowed = true});
@@ -316,8 +320,9 @@ void RedisStore::async_decide(PolicyId policy, std::string_view key,
       });
 }
 
-std::optional<limiter::KeyState> RedisStore::try_inspect(PolicyId policy, std::string_view key) {
-  Slot* slot = bound_slot();
+std::optional<limiter::KeyState> RedisStore::try_inspect(StoreSlot store_slot, PolicyId policy,
+                                                         std::string_view key) {
+  Slot* slot = ready_slot(store_slot);
   const Call call = prepare(policy, key, slot);
   if (!call.live) {
     return limiter::KeyState{};
@@ -325,9 +330,9 @@ std::optional<limiter::KeyState> RedisStore::try_inspect(PolicyId policy, std::s
   return slot == nullptr ? std::optional(fallback_state(call, key)) : std::nullopt;
 }
 
-void RedisStore::async_inspect(PolicyId policy, std::string_view key,
+void RedisStore::async_inspect(StoreSlot store_slot, PolicyId policy, std::string_view key,
                                InspectCompletion completion) {
-  Slot* slot = bound_slot();
+  Slot* slot = ready_slot(store_slot);
   const Call call = prepare(policy, key, slot);
   if (!call.live || slot == nullptr) {
     std::move(completion).post(call.live ? fallback_state(call, key) : limiter::KeyState{});
@@ -354,8 +359,8 @@ std::size_t RedisStore::tracked_keys(PolicyId policy) const {
   return fallback_store_.tracked_keys(fallback);
 }
 
-void RedisStore::heartbeat() {
-  Slot* slot = bound_slot();
+void RedisStore::heartbeat(StoreSlot store_slot) {
+  Slot* slot = ready_slot(store_slot);
   if (slot == nullptr) {
     return;  // keep the last count while Redis is away
   }

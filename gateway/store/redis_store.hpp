@@ -36,9 +36,9 @@ namespace sluice::store {
 /// replicas last seen through the heartbeat), `allow` admits, `deny` answers with
 /// LimitDecision::unavailable. Switching into and out of fallback is logged once per transition.
 ///
-/// Thread-safety: decisions are thread-safe; each thread that decides must first bind_thread()
-/// to its own connection (threads without one decide by the fallback). add_connection(), start()
-/// and stop() are for the owner, before and after the io_context threads run.
+/// Thread-safety: decisions are thread-safe; each thread decides through the slot attach() gave
+/// it for its own io_context (a slot without a ready connection decides by the fallback).
+/// attach(), start() and stop() are for the owner, before and after the io_context threads run.
 class RedisStore final : public LimitStore {
  public:
   enum class OnError { kLocal, kLocalShare, kAllow, kDeny };
@@ -65,17 +65,17 @@ class RedisStore final : public LimitStore {
   RedisStore(const RedisStore&) = delete;
   RedisStore& operator=(const RedisStore&) = delete;
 
-  /// Creates the connection of one io_context and returns its slot.
-  std::size_t add_connection(boost::asio::io_context& ioc);
-  /// The calling thread decides through the connection of `slot` from now on.
-  void bind_thread(std::size_t slot);
-  void start();
+  /// Creates the connection(s) of one io_context and returns its slot.
+  StoreSlot attach(boost::asio::io_context& ioc) override;
+  void start() override;
   /// Closes and drops every connection: after the io_context threads stopped, before the
   /// io_contexts are destroyed.
-  void stop();
+  void stop() override;
+  /// The heartbeat every call (about once a second), the fallback's idle keys every 10 s.
+  void tick(StoreSlot slot) override;
   /// Refreshes this replica's heartbeat and learns how many replicas are live (local_share).
-  /// Call about once a second from the thread bound to a slot.
-  void heartbeat();
+  /// From the thread of `slot`.
+  void heartbeat(StoreSlot slot);
   [[nodiscard]] bool fallback_active() const noexcept { return fallback_.load(); }
   [[nodiscard]] std::size_t live_replicas() const noexcept { return live_replicas_.load(); }
   /// The local fallback store's idle keys (call periodically, as for the memory store).
@@ -84,12 +84,14 @@ class RedisStore final : public LimitStore {
   PolicyId apply(const limiter::Policy& policy) override;
   bool remove(std::string_view name) override;
   [[nodiscard]] std::optional<PolicyId> find(std::string_view name) const override;
-  [[nodiscard]] std::optional<limiter::LimitDecision> try_decide(PolicyId policy,
+  [[nodiscard]] std::optional<limiter::LimitDecision> try_decide(StoreSlot slot, PolicyId policy,
                                                                  std::string_view key) override;
-  void async_decide(PolicyId policy, std::string_view key, DecisionCompletion completion) override;
-  [[nodiscard]] std::optional<limiter::KeyState> try_inspect(PolicyId policy,
+  void async_decide(StoreSlot slot, PolicyId policy, std::string_view key,
+                    DecisionCompletion completion) override;
+  [[nodiscard]] std::optional<limiter::KeyState> try_inspect(StoreSlot slot, PolicyId policy,
                                                              std::string_view key) override;
-  void async_inspect(PolicyId policy, std::string_view key, InspectCompletion completion) override;
+  void async_inspect(StoreSlot slot, PolicyId policy, std::string_view key,
+                     InspectCompletion completion) override;
   /// Keys the local fallback store holds (0 while Redis answers: the shared windows are in
   /// Redis, see docs/distributed.md).
   [[nodiscard]] std::size_t tracked_keys(PolicyId policy) const override;
@@ -110,7 +112,8 @@ class RedisStore final : public LimitStore {
     std::string redis_key;
   };
 
-  [[nodiscard]] Slot* bound_slot() const;
+  /// The slot's state when its connection is ready to decide, else null.
+  [[nodiscard]] Slot* ready_slot(StoreSlot slot) const;
   [[nodiscard]] Call prepare(PolicyId policy, std::string_view key, const Slot* slot) const;
   [[nodiscard]] std::string command(const Call& call, bool counting, bool eval) const;
   void run(Slot& slot, const Call& call, std::string key, bool counting,
@@ -143,6 +146,7 @@ class RedisStore final : public LimitStore {
   std::atomic<bool> fallback_{false};
   std::atomic<std::size_t> ready_slots_{0};  ///< slots that have been ready at least once
   std::atomic<std::size_t> live_replicas_{1};
+  core::TimePoint last_sweep_{};  ///< of the fallback store (tick(), the control thread)
 };
 
 }  // namespace sluice::store

@@ -324,6 +324,7 @@ TEST_F(MetricsTest, ServesEveryFamilyWithItsTypeAsPrometheusText) {
       {"sluice_downstream_connections", "gauge"},
       {"sluice_upstream_connections", "gauge"},
       {"sluice_config_reloads_total", "counter"},
+      {"sluice_access_log_dropped_total", "counter"},
       {"sluice_build_info", "gauge"},
   };
   for (const auto& [family, type] : families) {
@@ -351,6 +352,7 @@ TEST_F(MetricsTest, ServesEveryFamilyWithItsTypeAsPrometheusText) {
       {"sluice_store_fallback_active", {"store"}},
       {"sluice_config_reloads_total", {"result"}},
       {"sluice_admin_changes_total", {"resource"}},
+      {"sluice_access_log_dropped_total", {}},
       {"sluice_build_info", {"version"}},
   };
   for (const Scrape::Series& series : s.series()) {

@@ -44,8 +44,9 @@ TEST(ConfigJsonTest, ARedisStoreAndEveryOptionalFieldRoundTrip) {
       "password_env":"REDIS_PASSWORD","timeout_ms":20,"on_error":"deny","max_keys":500})");
   document["identity"] =
       json::parse(R"([{"header":"X-API-Key"},{"bearer":true},{"client_ip":true}])");
-  document["http"] =
-      json::parse(R"({"trusted_proxies":["10.0.0.0/8","::1/128"],"max_connections":7})");
+  document["http"] = json::parse(
+      R"({"trusted_proxies":["10.0.0.0/8","::1/128"],"max_connections":7,"merge_slashes":false})");
+  document["access_log"] = json::parse(R"({"path":"/var/log/a.log","user_hash_key_env":"K"})");
   document["overrides"] = json::parse(R"({"standard":{"partner.42":{"requests":0}}})");
   document["routes"][0]["methods"] = json::array({"GET", "POST"});
   document["routes"][0]["host"] = "api.example.com";
@@ -57,6 +58,8 @@ TEST(ConfigJsonTest, ARedisStoreAndEveryOptionalFieldRoundTrip) {
   const json out = to_json(config);
   EXPECT_EQ(out["store"]["password_env"], "REDIS_PASSWORD");
   EXPECT_EQ(out["http"]["trusted_proxies"], json::parse(R"(["10.0.0.0/8","::1/128"])"));
+  EXPECT_EQ(out["http"]["merge_slashes"], false);
+  EXPECT_EQ(out["access_log"]["user_hash_key_env"], "K");
   EXPECT_EQ(parsed(out), config);
 }
 

@@ -143,6 +143,30 @@ TEST(ServerSectionsTest, RejectsEmptyAccessLogPath) {
               ElementsAre(R"(access_log.path: must not be empty (use "-" for stdout))"));
 }
 
+TEST(ServerSectionsTest, ChecksTheUserHashKeyVariable) {
+  auto doc = valid_document();
+  doc["access_log"] = {{"user_hash_key_env", "1X"}};
+  EXPECT_THAT(problems_of(doc),
+              ElementsAre("access_log.user_hash_key_env: must be an environment variable name "
+                          "(letters, digits and _, not starting with a digit)"));
+  doc["access_log"] = {{"user_hash_key_env", 7}};
+  EXPECT_THAT(problems_of(doc),
+              ElementsAre("access_log.user_hash_key_env: must be a string or null"));
+  doc["access_log"] = {{"user_hash_key_env", nullptr}};
+  EXPECT_FALSE(parsed(doc).access_log.user_hash_key_env);
+  doc["access_log"] = {{"user_hash_key_env", "SLUICE_USER_HASH_KEY"}};
+  EXPECT_EQ(parsed(doc).access_log.user_hash_key_env, "SLUICE_USER_HASH_KEY");
+}
+
+TEST(ServerSectionsTest, MergeSlashesDefaultsToTrue) {
+  auto doc = valid_document();
+  EXPECT_TRUE(parsed(doc).http.merge_slashes);
+  doc["http"] = {{"merge_slashes", false}};
+  EXPECT_FALSE(parsed(doc).http.merge_slashes);
+  doc["http"] = {{"merge_slashes", "no"}};
+  EXPECT_THAT(problems_of(doc), ElementsAre("http.merge_slashes: must be a boolean"));
+}
+
 TEST(ServerSectionsTest, ParsesIdentitySourcesInOrder) {
   auto doc = valid_document();
   doc["identity"] = Json::parse(R"([{"bearer": true}, {"header": "X-User"}])");

@@ -234,6 +234,26 @@ TEST(TrafficSectionsTest, RejectsPrefixWithoutLeadingSlash) {
   EXPECT_THAT(problems_of(doc), ElementsAre(R"(routes[0].prefix: must start with "/")"));
 }
 
+TEST(TrafficSectionsTest, RejectsPrefixesRequestsCouldNeverMatch) {
+  // Requests are routed by their normalized path (docs/paths.md), so a prefix must be normal.
+  auto doc = valid_document();
+  doc["routes"][0]["prefix"] = "/api/./users";
+  doc["routes"].push_back({{"name", "b"}, {"prefix", "/api//x"}, {"backend", "users"}});
+  doc["routes"].push_back({{"name", "c"}, {"prefix", "/%61pi"}, {"backend", "users"}});
+  doc["routes"].push_back({{"name", "d"}, {"prefix", "/../x"}, {"backend", "users"}});
+  EXPECT_THAT(
+      problems_of(doc),
+      ElementsAre(R"(routes[0].prefix: must be a normalized path (did you mean "/api/users"?))",
+                  R"(routes[1].prefix: must be a normalized path (did you mean "/api/x"?))",
+                  R"(routes[2].prefix: must be a normalized path (did you mean "/api"?))",
+                  "routes[3].prefix: must be a normalized path (docs/paths.md)"));
+  // Without slash merging, a double slash is a normal path.
+  doc = valid_document();
+  doc["http"] = {{"merge_slashes", false}};
+  doc["routes"][0]["prefix"] = "/api//x";
+  EXPECT_THAT(problems_of(doc), IsEmpty());
+}
+
 TEST(TrafficSectionsTest, RejectsUnknownBackendAndPolicy) {
   auto doc = valid_document();
   doc["routes"][0]["backend"] = "orders";

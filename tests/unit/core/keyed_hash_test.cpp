@@ -96,5 +96,20 @@ TEST(KeyedHashTest, DifferentKeysGiveDifferentHashes) {
   EXPECT_EQ(a("user-1"), a("user-1"));
 }
 
+TEST(KeyedHashTest, TheSameSecretGivesTheSameHashesEverywhere) {
+  const KeyedHash a = KeyedHash::from_secret("a shared secret of replicas");
+  const KeyedHash b = KeyedHash::from_secret("a shared secret of replicas");
+  const KeyedHash c = KeyedHash::from_secret("a shared secret of replicaz");
+  EXPECT_EQ(a("user-1"), b("user-1"));
+  EXPECT_NE(a("user-1"), c("user-1"));
+  // The key is SHA-256's first 16 bytes: pinned, so a release cannot silently change every
+  // user hash operators have in their logs.
+  KeyedHash::Key key{};
+  const std::array<std::uint8_t, 16> sha256_abc{0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea,
+                                                0x41, 0x41, 0x40, 0xde, 0x5d, 0xae, 0x22, 0x23};
+  std::copy(sha256_abc.begin(), sha256_abc.end(), key.begin());
+  EXPECT_EQ(KeyedHash::from_secret("abc")("user-1"), KeyedHash(key)("user-1"));
+}
+
 }  // namespace
 }  // namespace sluice::core

@@ -3,17 +3,42 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/write.hpp>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "gateway/config/endpoint.hpp"
+#include "gateway/http1/message_parser.hpp"
 
 namespace sluice::proxy {
 namespace {
 
+namespace http = boost::beast::http;
 using boost::asio::ip::make_address;
 using Kind = config::IdentitySource::Kind;
+
+/// The fields of `req` as the data path sees them: serialized, then parsed from the bytes.
+class Parsed {
+ public:
+  explicit Parsed(const http::request_header<>& req) {
+    std::ostringstream text;
+    text << req;
+    text_ = text.str();
+    std::size_t scanned = 0;
+    const std::size_t end = http1::find_head_end(text_, scanned);
+    boost::system::error_code ec;
+    parser_.put(std::string_view(text_).substr(0, end), ec);
+    EXPECT_FALSE(ec) << ec.message() << " in " << text_;
+  }
+  [[nodiscard]] const http1::FieldList& fields() const { return parser_.head().fields; }
+
+ private:
+  std::string text_;
+  http1::RequestParser parser_;
+};
 
 constexpr std::string_view kXff = "X-Forwarded-For";
 constexpr std::string_view kProxy = "127.0.0.1";   // a trusted peer
@@ -21,7 +46,13 @@ constexpr std::string_view kClient = "192.0.2.1";  // an untrusted peer
 
 class IdentityTest : public ::testing::Test {
  protected:
-  http::request_header<> req_;
+  http::request_header<> req_ = [] {
+    http::request_header<> r;
+    r.method(http::verb::get);
+    r.target("/");
+    r.version(11);
+    return r;
+  }();
   std::vector<config::IdentitySource> sources_{
       {Kind::kHeader, "X-API-Key"}, {Kind::kBearer, {}}, {Kind::kClientIp, {}}};
   std::vector<config::Cidr> trusted_{cidr("127.0.0.1/32"), cidr("10.0.0.0/8"), cidr("fd00::/8")};
@@ -30,10 +61,14 @@ class IdentityTest : public ::testing::Test {
   static config::Cidr cidr(std::string_view text) { return *config::parse_cidr(text).value; }
 
   std::string who(std::string_view peer = kClient) {
-    return std::string(identify(req_, sources_, make_address(peer), trusted_, scratch_));
+    const Parsed parsed(req_);
+    const auto address = make_address(peer);
+    const std::string peer_text = forwarded_address(address);
+    return std::string(identify(parsed.fields(), sources_, address, peer_text, trusted_, scratch_));
   }
   std::string ip(std::string_view peer = kProxy) {
-    return client_ip(req_, make_address(peer), trusted_).to_string();
+    const Parsed parsed(req_);
+    return client_ip(parsed.fields(), make_address(peer), trusted_).to_string();
   }
   void xff(std::string_view value) { req_.set(kXff, value); }
   void bearer(std::string_view value) { req_.set(http::field::authorization, value); }

@@ -36,19 +36,19 @@ class MemoryStoreAsyncTest : public ::testing::Test {
 
   /// The data path's pattern: inline when possible, else await.
   net::awaitable<limiter::LimitDecision> decide(std::string_view key) {
-    if (auto d = store_.try_decide(id_, key)) {
+    if (auto d = store_.try_decide(store::StoreSlot{}, id_, key)) {
       co_return *d;
     }
-    co_return co_await store_.decide(id_, key, net::use_awaitable);
+    co_return co_await store_.decide(store::StoreSlot{}, id_, key, net::use_awaitable);
   }
 };
 
 TEST_F(MemoryStoreAsyncTest, TryDecideAnswersAtOnce) {
-  const auto d = store_.try_decide(id_, "alice");
+  const auto d = store_.try_decide(store::StoreSlot{}, id_, "alice");
   ASSERT_TRUE(d.has_value());
   EXPECT_TRUE(d->allowed);
   EXPECT_EQ(d->remaining, 2U);
-  const auto s = store_.try_inspect(id_, "alice");
+  const auto s = store_.try_inspect(store::StoreSlot{}, id_, "alice");
   ASSERT_TRUE(s.has_value());
   EXPECT_EQ(s->count, 1U);
 }
@@ -56,11 +56,13 @@ TEST_F(MemoryStoreAsyncTest, TryDecideAnswersAtOnce) {
 TEST_F(MemoryStoreAsyncTest, CallbacksRunOnTheirExecutorNeverInsideTheCall) {
   net::io_context ioc;
   int calls = 0;
-  store_.decide(id_, "alice", net::bind_executor(ioc, [&](limiter::LimitDecision d) {
+  store_.decide(store::StoreSlot{}, id_, "alice",
+                net::bind_executor(ioc, [&](limiter::LimitDecision d) {
                   ++calls;
                   EXPECT_TRUE(d.allowed);
                 }));
-  store_.inspect(id_, "alice", net::bind_executor(ioc, [&](limiter::KeyState s) {
+  store_.inspect(store::StoreSlot{}, id_, "alice",
+                 net::bind_executor(ioc, [&](limiter::KeyState s) {
                    ++calls;
                    EXPECT_EQ(s.count, 1U) << "decided when initiated, in initiation order";
                  }));
@@ -73,7 +75,8 @@ TEST_F(MemoryStoreAsyncTest, TheKeyNeedOnlyLiveDuringTheCall) {
   net::io_context ioc;
   {
     std::string key = "temporary-key-long-enough-to-live-on-the-heap";
-    store_.decide(id_, key, net::bind_executor(ioc, [](limiter::LimitDecision) {}));
+    store_.decide(store::StoreSlot{}, id_, key,
+                  net::bind_executor(ioc, [](limiter::LimitDecision) {}));
     key.assign(key.size(), 'x');
   }
   ioc.run();
@@ -97,12 +100,13 @@ TEST_F(MemoryStoreAsyncTest, CoroutinesDecideInLongLoopsWithoutGrowingTheStack) 
           ++decided;
         }
         for (int i = 0; i < 20000; ++i) {
-          const auto d =
-              co_await store_.decide(id_, "async-" + std::to_string(i % 10), net::use_awaitable);
+          const auto d = co_await store_.decide(
+              store::StoreSlot{}, id_, "async-" + std::to_string(i % 10), net::use_awaitable);
           admitted += d.allowed ? 1 : 0;
           ++decided;
         }
-        const auto s = co_await store_.inspect(id_, "user-7", net::use_awaitable);
+        const auto s =
+            co_await store_.inspect(store::StoreSlot{}, id_, "user-7", net::use_awaitable);
         EXPECT_EQ(s.count, 3U);
       },
       [&](std::exception_ptr e) { failure = std::move(e); });

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/http1/message_parser.hpp"
+
+#include <boost/asio/buffer.hpp>
+#include <boost/beast/http/error.hpp>
+#include <cstring>
+
+namespace sluice::http1 {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+std::size_t find_head_end(std::string_view data, std::size_t& scanned) noexcept {
+  // The end is the first LF followed by CRLF or by LF. Resume 2 bytes before where the last
+  // scan stopped: the LF that starts the terminator may already have been seen.
+  std::size_t from = scanned > 2 ? scanned - 2 : 0;
+  while (from < data.size()) {
+    const void* hit = std::memchr(data.data() + from, '\n', data.size() - from);
+    if (hit == nullptr) {
+      break;
+    }
+    const auto lf = static_cast<std::size_t>(static_cast<const char*>(hit) - data.data());
+    if (lf + 1 < data.size() && data[lf + 1] == '\n') {
+      scanned = data.size();
+      return lf + 2;
+    }
+    if (lf + 2 < data.size() && data[lf + 1] == '\r' && data[lf + 2] == '\n') {
+      scanned = data.size();
+      return lf + 3;
+    }
+    if (lf + 2 >= data.size()) {
+      break;  // the terminator may still be arriving
+    }
+    from = lf + 1;
+  }
+  scanned = data.size();
+  return 0;
+}
+
+template <bool IsRequest>
+std::size_t MessageParser<IsRequest>::put(std::string_view data, error_code& ec) {
+  piece_ = {};
+  const bool in_header = !this->is_header_done();
+  if (in_header) {
+    put_begin_ = data.data();
+    put_end_ = data.data() + data.size();
+    head_.base = data.data();
+    head_.fields.clear();
+    folded_.clear();
+  }
+  const std::size_t used =
+      http::basic_parser<IsRequest>::put(boost::asio::const_buffer(data.data(), data.size()), ec);
+  if (in_header && !ec && this->is_header_done()) {
+    // The head ends with the empty line (CRLF) just consumed. A field line ends where the next
+    // begins; the last one where that empty line begins.
+    head_.size = used;
+    FieldList& fields = head_.fields;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      fields[i].line_end =
+          i + 1 < fields.size() ? fields[i + 1].line_begin : static_cast<std::uint32_t>(used - 2);
+    }
+  }
+  return used;
+}
+
+template <bool IsRequest>
+void MessageParser<IsRequest>::on_request_impl(http::verb method,
+                                               boost::beast::string_view method_str,
+                                               boost::beast::string_view target, int version,
+                                               error_code& ec) {
+  if constexpr (IsRequest) {
+    head_.verb = method;
+    head_.method = method_str;
+    head_.target = target;
+    head_.version = static_cast<unsigned>(version);
+  }
+  ec = {};
+}
+
+template <bool IsRequest>
+void MessageParser<IsRequest>::on_response_impl(int code, boost::beast::string_view reason,
+                                                int version, error_code& ec) {
+  if constexpr (!IsRequest) {
+    head_.status = static_cast<unsigned>(code);
+    head_.reason = reason;
+    head_.version = static_cast<unsigned>(version);
+  }
+  ec = {};
+}
+
+template <bool IsRequest>
+void MessageParser<IsRequest>::on_field_impl(http::field name,
+                                             boost::beast::string_view name_string,
+                                             boost::beast::string_view value, error_code& ec) {
+  ec = {};
+  if (this->is_header_done()) {
+    return;  // a trailer field of a chunked body: dropped
+  }
+  FieldRef f;
+  f.id = name;
+  f.name = name_string;
+  f.line_begin = static_cast<std::uint32_t>(name_string.data() - head_.base);
+  if (in_head(value)) {
+    f.value = value;
+  } else if constexpr (IsRequest) {
+    ec = http::error::bad_value;  // obs-fold in a request (RFC 9112 §5.2): refused
+    return;
+  } else {
+    // obs-fold in a response: Beast unfolded the value into a temporary; keep our own copy.
+    // The views taken so far stay valid because `folded_` is reserved once, large enough for
+    // every value of the head (the head's own size bounds their total).
+    if (folded_.capacity() < static_cast<std::size_t>(put_end_ - put_begin_)) {
+      folded_.reserve(static_cast<std::size_t>(put_end_ - put_begin_));
+    }
+    const std::size_t at = folded_.size();
+    folded_.append(value);
+    f.value = std::string_view(folded_).substr(at, value.size());
+    f.raw = false;
+  }
+  head_.fields.push_back(f);
+}
+
+template <bool IsRequest>
+void MessageParser<IsRequest>::on_header_impl(error_code& ec) {
+  ec = {};
+  head_.keep_alive = this->keep_alive();
+  if (this->is_done()) {
+    head_.framing = Framing::kNone;  // no body follows (204, 304, 1xx, skip(), no length)
+  } else if (this->chunked()) {
+    head_.framing = Framing::kChunked;
+  } else if (const auto length = this->content_length()) {
+    head_.framing = *length > 0 ? Framing::kContentLength : Framing::kNone;
+    head_.content_length = *length;
+  } else if (this->need_eof()) {
+    head_.framing = Framing::kUntilClose;
+  } else {
+    head_.framing = Framing::kNone;
+  }
+}
+
+template <bool IsRequest>
+void MessageParser<IsRequest>::on_body_init_impl(const boost::optional<std::uint64_t>&,
+                                                 error_code& ec) {
+  ec = {};
+}
+
+template <bool IsRequest>
+std::size_t MessageParser<IsRequest>::on_body_impl(boost::beast::string_view body, error_code& ec) {
+  ec = {};
+  piece_ = body;
+  return body.size();
+}
+
+template <bool IsRequest>
+void MessageParser<IsRequest>::on_chunk_header_impl(std::uint64_t, boost::beast::string_view,
+                                                    error_code& ec) {
+  ec = {};  // chunk boundaries are not forwarded: each piece is re-framed on the way out
+}
+
+template <bool IsRequest>
+std::size_t MessageParser<IsRequest>::on_chunk_body_impl(std::uint64_t,
+                                                         boost::beast::string_view body,
+                                                         error_code& ec) {
+  ec = {};
+  piece_ = body;
+  return body.size();
+}
+
+template <bool IsRequest>
+void MessageParser<IsRequest>::on_finish_impl(error_code& ec) {
+  ec = {};
+}
+
+template class MessageParser<true>;
+template class MessageParser<false>;
+
+}  // namespace sluice::http1

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gateway/breaker/breaker_registry.hpp"
+#include "gateway/config/config.hpp"
+#include "gateway/metrics/metrics.hpp"
+#include "gateway/proxy/snapshot.hpp"
+#include "gateway/store/limit_store.hpp"
+
+namespace sluice::proxy {
+
+/// The one step that applies a config version to the state that outlives versions, and retires
+/// what a new version no longer has (docs/architecture.md, "Config versions"):
+/// - apply(): every policy is applied to the store (the counts of existing policies survive; a
+///   new window shape carries each key's total over), every backend's breaker is created or
+///   retuned in place, every route/backend/policy gets its metric series;
+/// - retire(): policies the new version lacks leave the store at once (a request still on the
+///   old snapshot is admitted), breakers of vanished backends are forgotten (the old snapshot
+///   keeps them alive), and their metric series are removed by collect() once the old snapshot
+///   is gone, so no request can touch a removed series.
+/// Confined to the control thread; the store, registry and metrics outlive it.
+class ConfigSync {
+ public:
+  ConfigSync(store::LimitStore& store, breaker::BreakerRegistry& breakers,
+             metrics::Metrics& metrics)
+      : store_(store), breakers_(breakers), metrics_(metrics) {}
+
+  [[nodiscard]] Bindings apply(const config::Config& config);
+
+  /// `next` replaced `previous`; `old` is the snapshot of `previous` (still used by requests in
+  /// flight).
+  void retire(const config::Config& previous, std::shared_ptr<const config::Config> next,
+              std::weak_ptr<const Snapshot> old);
+
+  /// Removes the metric series retired versions left behind once their snapshots are gone, unless
+  /// the current version has them again. Returns how many routes, backends and policies lost
+  /// their series.
+  std::size_t collect();
+
+  /// Versions whose series wait for their snapshot to go.
+  [[nodiscard]] std::size_t pending() const noexcept { return pending_.size(); }
+
+ private:
+  struct Retired {
+    std::weak_ptr<const Snapshot> old;
+    std::vector<std::pair<std::string, std::string>> routes;  ///< (route, backend)
+    std::vector<std::string> backends;
+    std::vector<std::string> policies;
+  };
+
+  store::LimitStore& store_;
+  breaker::BreakerRegistry& breakers_;
+  metrics::Metrics& metrics_;
+  std::shared_ptr<const config::Config> current_;
+  std::vector<Retired> pending_;
+};
+
+}  // namespace sluice::proxy

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <boost/asio/ip/address.hpp>
+#include <string>
+
+#include "gateway/core/keyed_hash.hpp"
+#include "gateway/proxy/request_context.hpp"
+
+namespace sluice::proxy {
+
+/// The client end of a connection: its address, and that address as text (computed once per
+/// connection for X-Forwarded-For, identities and logs).
+struct Peer {
+  boost::asio::ip::address address;
+  std::string text;
+};
+
+/// Step 1, identify (docs/behaviour.md §4 "Who is the user"): sets `ctx.user` from the
+/// snapshot's identity sources (header, bearer token, client IP through trusted proxies), and,
+/// when `log_hash` is given (the access log is on), `ctx.user_label`, the first 12 hex digits of
+/// the keyed hash of the user (never the credential). Does nothing when neither the route's
+/// limit nor the log needs the user. Needs the route.
+void identify_step(RequestContext& ctx, const Peer& peer, const core::KeyedHash* log_hash);
+
+/// The first 12 hex digits of `hash(user)`.
+[[nodiscard]] std::array<char, 12> user_label(const core::KeyedHash& hash, std::string_view user);
+
+}  // namespace sluice::proxy

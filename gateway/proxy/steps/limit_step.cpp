@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/proxy/steps/limit_step.hpp"
+
+namespace sluice::proxy {
+
+const RouteLimit* route_limit(const RequestContext& ctx) noexcept {
+  return ctx.route != nullptr ? ctx.route->rate_limit : nullptr;
+}
+
+std::optional<limiter::LimitDecision> limit_now(const RequestContext& ctx, const RouteLimit& limit,
+                                                store::LimitStore& store, store::StoreSlot slot) {
+  return store.try_decide(slot, limit.id, ctx.user);
+}
+
+std::optional<GatewayError> apply_limit(RequestContext& ctx, const RouteLimit& limit,
+                                        const limiter::LimitDecision& decision) {
+  const limiter::Verdict verdict = limiter::verdict(decision.allowed, limit.mode);
+  limit.metrics->results[static_cast<std::size_t>(verdict)]->Increment();
+  ctx.verdict = verdict;
+  if (decision.unavailable) {  // the shared store failed and on_error is "deny"
+    ctx.retry_after_s = 1;
+    return GatewayError::kLimitStoreUnavailable;
+  }
+  rate_limit_fields(limit, decision, ctx.rate_fields);
+  ctx.extra[0] = {"RateLimit-Policy", ctx.rate_fields.policy()};
+  ctx.extra[1] = {"RateLimit", ctx.rate_fields.state()};
+  ctx.extra_count = 2;
+  if (!limiter::rejects(verdict)) {
+    return std::nullopt;
+  }
+  ctx.retry_after_s = static_cast<unsigned>(ctx.rate_fields.retry_after_s);
+  ctx.body_scratch = limited_body(limit, ctx.rate_fields.retry_after_s);
+  ctx.reply_body = ctx.body_scratch;
+  return GatewayError::kRateLimited;
+}
+
+std::string_view limit_label(std::optional<limiter::Verdict> verdict) noexcept {
+  if (!verdict) {
+    return "none";
+  }
+  switch (*verdict) {
+    case limiter::Verdict::kAllowed:
+      return "allowed";
+    case limiter::Verdict::kLimited:
+      return "limited";
+    case limiter::Verdict::kShadowLimited:
+      return "shadow_limited";
+  }
+  return "none";
+}
+
+}  // namespace sluice::proxy

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/proxy/steps/record_step.hpp"
+
+#include "gateway/proxy/identity.hpp"
+#include "gateway/proxy/steps/limit_step.hpp"
+
+namespace sluice::proxy {
+namespace {
+
+void record_upstream(RequestContext& ctx, core::TimePoint now) {
+  const Backend& backend = *ctx.backend;
+  const ExchangeOutcome& o = ctx.outcome;
+  metrics::BackendMetrics& m = backend.metrics();
+  if (o.upstream_time) {
+    m.upstream_duration->Observe(std::chrono::duration<double>(*o.upstream_time).count());
+  }
+  const OutcomeRow row = classify(o.upstream, backend.is_failure(o.upstream_status));
+  if (row.metric) {
+    m.count(*row.metric);
+  }
+  if (!ctx.admission) {
+    return;
+  }
+  switch (row.breaker) {
+    case BreakerRecord::kNothing:
+      std::move(*ctx.admission).abandon();
+      break;
+    case BreakerRecord::kSuccess:
+      std::move(*ctx.admission).succeeded(now);
+      break;
+    case BreakerRecord::kFailure:
+      std::move(*ctx.admission).failed(now);
+      break;
+  }
+  ctx.admission.reset();
+}
+
+std::string_view protocol(const RequestContext& ctx) {
+  return ctx.parser && ctx.parser->got_some() && ctx.head().version == 10 ? "HTTP/1.0" : "HTTP/1.1";
+}
+
+}  // namespace
+
+void keep_for_log(RequestContext& ctx, const Peer& peer) {
+  const http1::RequestHead& head = ctx.head();
+  ctx.log_method.assign(head.method);
+  // The path as sent; routing replaces it with the normalized one (note_routed_path()).
+  const std::string_view target = head.target;
+  ctx.log_path.assign(target.substr(0, target.find_first_of("?#")));
+  ctx.log_host.assign(head.fields.value(boost::beast::http::field::host));
+  const auto& trusted = ctx.snapshot->config().http.trusted_proxies;
+  if (is_trusted(peer.address, trusted)) {  // the client is behind a proxy we believe
+    ctx.log_client = forwarded_address(client_ip(head.fields, peer.address, trusted));
+  }
+}
+
+void record_step(RequestContext& ctx, core::TimePoint now, const Peer& peer,
+                 log::AccessLog::Batch* log) {
+  if (ctx.backend != nullptr) {
+    record_upstream(ctx, now);
+  }
+  const auto elapsed = now - ctx.started;
+  ctx.route_metrics->record(ctx.outcome.status, std::chrono::duration<double>(elapsed).count());
+  if (log == nullptr) {
+    return;
+  }
+  log::AccessRecord r;
+  r.ts = ctx.wall;
+  r.request_id = ctx.request_id.view();
+  r.method = ctx.log_method.empty() ? std::string_view("-") : std::string_view(ctx.log_method);
+  r.path = ctx.log_path.empty() ? std::string_view("-") : std::string_view(ctx.log_path);
+  r.route = ctx.route != nullptr ? std::string_view(ctx.route->name) : "none";
+  r.backend = ctx.backend != nullptr ? std::string_view(ctx.backend->name()) : "none";
+  r.endpoint =
+      ctx.outcome.endpoint != nullptr ? std::string_view(ctx.outcome.endpoint->label) : "-";
+  if (ctx.has_user_label) {
+    r.user = std::string_view(ctx.user_label.data(), ctx.user_label.size());
+  }
+  r.status = ctx.outcome.status;
+  r.bytes_in = ctx.outcome.bytes_in;
+  r.bytes_out = ctx.outcome.bytes_out;
+  r.duration_ms = std::chrono::duration<double, std::milli>(elapsed).count();
+  if (ctx.outcome.upstream_time) {
+    r.upstream_ms = std::chrono::duration<double, std::milli>(*ctx.outcome.upstream_time).count();
+  }
+  r.limit = limit_label(ctx.verdict);
+  r.breaker = ctx.breaker_label;
+  r.client_ip = ctx.log_client.empty() ? std::string_view(peer.text) : ctx.log_client;
+  r.host = ctx.log_host;
+  r.protocol = protocol(ctx);
+  log->write(r);
+}
+
+}  // namespace sluice::proxy

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "gateway/core/clock.hpp"
+#include "gateway/log/access_log.hpp"
+#include "gateway/proxy/request_context.hpp"
+#include "gateway/proxy/steps/identify_step.hpp"
+
+namespace sluice::proxy {
+
+/// Step 5, record (docs/behaviour.md §4 "Metrics", §7): once the answer is over, at `now`:
+/// - the upstream result goes through the outcome table: `sluice_upstream_requests_total` and
+///   the upstream latency, and the breaker window through `ctx.admission` (a request that never
+///   reached the upstream leaves the window alone);
+/// - the request is counted by route, backend and status with its duration (status 0, an
+///   answer that never reached the client, counts as 499);
+/// - with `log` (the access log is on), one access log line.
+void record_step(RequestContext& ctx, core::TimePoint now, const Peer& peer,
+                 log::AccessLog::Batch* log);
+
+/// Copies what the log line needs of the head (method, path, host, and the client address when
+/// the peer is a trusted proxy) while the head's bytes are still there. Call right after
+/// parsing, when the access log is on.
+void keep_for_log(RequestContext& ctx, const Peer& peer);
+
+}  // namespace sluice::proxy

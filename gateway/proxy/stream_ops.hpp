@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <sys/socket.h>
+
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
+#include <cerrno>
+#include <cstddef>
+#include <optional>
+
+#include "gateway/proxy/net.hpp"
+
+namespace sluice::proxy {
+
+/// What the data path needs of a stream beyond reading and writing, one specialization per
+/// stream type: the session, the exchange and the relay are templates over the stream, so a TCP
+/// socket, a TLS stream or Beast's in-memory test stream pass through the same code
+/// (docs/architecture.md, "Streams"). The primary template is for `Socket`; tests specialise it
+/// for `beast::test::basic_stream` (tests/support/test_stream_ops.hpp).
+template <typename Stream>
+struct StreamOps {
+  /// Fails the stream's pending operations (a deadline expired), leaving it open.
+  static void cancel(Stream& s) noexcept {
+    boost::system::error_code ignored;
+    s.cancel(ignored);
+  }
+  /// Sends FIN: the peer reads end of stream once it has read what was sent.
+  static void shutdown_send(Stream& s) noexcept {
+    boost::system::error_code ignored;
+    s.shutdown(tcp::socket::shutdown_send, ignored);
+  }
+  static void close(Stream& s) noexcept {
+    boost::system::error_code ignored;
+    s.shutdown(tcp::socket::shutdown_both, ignored);
+    s.close(ignored);
+  }
+  [[nodiscard]] static bool is_open(const Stream& s) noexcept { return s.is_open(); }
+  /// True when the peer has not closed the connection and sent nothing unasked (a pooled
+  /// upstream connection is checked with this before reuse).
+  [[nodiscard]] static bool looks_alive(Stream& s) noexcept {
+    if (!s.is_open()) {
+      return false;
+    }
+    char byte = 0;
+    const auto n = ::recv(s.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    // EAGAIN: open and quiet. 0: the peer closed. > 0: bytes nobody asked for (a late or
+    // unsolicited response): the connection is out of step and must not be reused.
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+  /// Writes as much of `buffers` as the socket takes now, without waiting (the common case: a
+  /// head and a small body leave in one sendmsg with no trip through the event loop). Returns
+  /// the bytes written, or nullopt when the stream has no such fast path.
+  template <typename Buffers>
+  static std::optional<std::size_t> write_now(Stream& s, const Buffers& buffers,
+                                              boost::system::error_code& ec) {
+    const std::size_t n = net::write(s, buffers, ec);
+    if (ec == net::error::would_block || ec == net::error::try_again) {
+      ec = {};
+    }
+    return n;
+  }
+  /// Prepares a freshly accepted or connected socket (non-blocking user mode for write_now).
+  static void prepare(Stream& s) noexcept {
+    boost::system::error_code ignored;
+    s.non_blocking(true, ignored);
+    s.set_option(tcp::no_delay(true), ignored);
+  }
+};
+
+/// Writes all of `buffers` (a copyable buffer sequence): first what the stream takes at once,
+/// then the rest asynchronously. The caller arms the stream's write deadline around the call.
+/// Never throws.
+template <typename Stream, typename Buffers>
+Task<boost::system::error_code> write_all(Stream& s, const Buffers& buffers) {
+  using Ops = StreamOps<Stream>;
+  boost::system::error_code ec;
+  std::size_t done = 0;
+  if (const auto n = Ops::write_now(s, buffers, ec)) {
+    done = *n;
+    if (ec || done == net::buffer_size(buffers)) {
+      co_return ec;
+    }
+  }
+  beast::buffers_suffix<Buffers> rest(buffers);
+  rest.consume(done);
+  auto [wec, n] = co_await net::async_write(s, rest, kAsTuple);
+  co_return wec;
+}
+
+}  // namespace sluice::proxy

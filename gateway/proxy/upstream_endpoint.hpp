@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace sluice::proxy {
+
+/// One configured endpoint of a backend.
+struct UpstreamEndpoint {
+  std::string label;  ///< "host:port" as configured: logs and the connection pool key
+  std::string host;
+  std::uint16_t port = 0;
+  /// Set when `host` is an IP literal (no resolution needed).
+  std::optional<boost::asio::ip::tcp::endpoint> address;
+};
+
+}  // namespace sluice::proxy

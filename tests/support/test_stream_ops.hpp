@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// Beast's in-memory test stream as a data-path stream: the session, exchange and relay templates
+// run over it unchanged (docs/architecture.md, "Streams"), with Beast's fail_count for fault
+// injection. Include before instantiating them.
+#pragma once
+
+#include <boost/beast/_experimental/test/stream.hpp>
+#include <cstddef>
+#include <optional>
+
+#include "gateway/proxy/net.hpp"
+#include "gateway/proxy/stream_ops.hpp"
+
+namespace sluice::testing {
+
+using TestStream = boost::beast::test::basic_stream<sluice::proxy::Executor>;
+
+}  // namespace sluice::testing
+
+namespace sluice::proxy {
+
+template <>
+struct StreamOps<testing::TestStream> {
+  /// A test stream cannot cancel one operation: closing it fails a pending read with
+  /// operation_aborted, which is what a deadline does to a socket.
+  static void cancel(testing::TestStream& s) noexcept { s.close(); }
+  static void shutdown_send(testing::TestStream& s) noexcept { s.close(); }
+  static void close(testing::TestStream& s) noexcept { s.close(); }
+  [[nodiscard]] static bool is_open(const testing::TestStream& /*s*/) noexcept { return true; }
+  [[nodiscard]] static bool looks_alive(testing::TestStream& s) noexcept {
+    return s.buffer().size() == 0;  // nothing unasked for
+  }
+  template <typename Buffers>
+  static std::optional<std::size_t> write_now(testing::TestStream& /*s*/,
+                                              const Buffers& /*buffers*/,
+                                              boost::system::error_code& /*ec*/) {
+    return std::nullopt;  // always the asynchronous path, where fail_count applies
+  }
+  static void prepare(testing::TestStream& /*s*/) noexcept {}
+};
+
+}  // namespace sluice::proxy

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/http1/message_parser.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/beast/http/error.hpp>
+#include <string>
+#include <string_view>
+
+namespace sluice::http1 {
+namespace {
+
+namespace http = boost::beast::http;
+using boost::system::error_code;
+
+/// Parses a whole head from `text` with a fresh parser; the text must outlive the parser's use.
+template <bool IsRequest>
+std::size_t parse_head(MessageParser<IsRequest>& parser, std::string_view text, error_code& ec) {
+  std::size_t scanned = 0;
+  const std::size_t end = find_head_end(text, scanned);
+  EXPECT_NE(end, 0U) << "no complete head in: " << text;
+  return parser.put(text.substr(0, end), ec);
+}
+
+TEST(FindHeadEndTest, FindsTheEmptyLineOnceItHasArrived) {
+  std::size_t scanned = 0;
+  EXPECT_EQ(find_head_end("GET / HTTP/1.1\r\nHost: a\r\n", scanned), 0U);
+  EXPECT_EQ(scanned, 25U);
+  // The terminator split across reads: the scan resumes just before where it stopped.
+  EXPECT_EQ(find_head_end("GET / HTTP/1.1\r\nHost: a\r\n\r", scanned), 0U);
+  EXPECT_EQ(find_head_end("GET / HTTP/1.1\r\nHost: a\r\n\r\nBODY", scanned), 27U);
+  scanned = 0;
+  EXPECT_EQ(find_head_end("GET / HTTP/1.1\n\nX", scanned), 16U);  // LF-only: the parser judges
+  scanned = 0;
+  EXPECT_EQ(find_head_end("", scanned), 0U);
+}
+
+TEST(MessageParserTest, RecordsTheRequestLineAndFieldsAsViewsOfTheInput) {
+  const std::string text =
+      "POST /api/users?x=1 HTTP/1.1\r\nHost: api.example\r\nX-API-Key:  key-1 \r\n"
+      "Content-Length: 5\r\n\r\nhello";
+  RequestParser parser;
+  error_code ec;
+  const std::size_t used = parse_head(parser, text, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  const RequestHead& head = parser.head();
+  EXPECT_EQ(used, text.size() - 5);
+  EXPECT_EQ(head.size, used);
+  EXPECT_EQ(head.base, text.data());
+  EXPECT_EQ(head.verb, http::verb::post);
+  EXPECT_EQ(head.method, "POST");
+  EXPECT_EQ(head.target, "/api/users?x=1");
+  EXPECT_EQ(head.version, 11U);
+  ASSERT_EQ(head.fields.size(), 3U);
+  EXPECT_EQ(head.fields[1].name, "X-API-Key");
+  EXPECT_EQ(head.fields[1].value, "key-1");  // surrounding whitespace is not part of the value
+  EXPECT_EQ(head.raw_line(head.fields[1]), "X-API-Key:  key-1 \r\n");
+  EXPECT_EQ(head.raw_line(head.fields[2]), "Content-Length: 5\r\n");
+  EXPECT_GE(head.fields[0].value.data(), text.data());  // a view, not a copy
+  EXPECT_LT(head.fields[0].value.data(), text.data() + text.size());
+  EXPECT_EQ(head.framing, Framing::kContentLength);
+  EXPECT_EQ(head.content_length, 5U);
+  EXPECT_TRUE(head.keep_alive);
+  EXPECT_FALSE(parser.is_done());
+  // The body comes out as a view too.
+  const std::size_t body = parser.put(std::string_view(text).substr(used), ec);
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(body, 5U);
+  EXPECT_EQ(parser.piece(), "hello");
+  EXPECT_TRUE(parser.is_done());
+}
+
+TEST(MessageParserTest, FieldLookupIsCaseInsensitiveByNameAndByEnum) {
+  const std::string text =
+      "GET / HTTP/1.1\r\nhost: a\r\nX-Forwarded-For: 1.1.1.1\r\nx-forwarded-for: 2.2.2.2\r\n\r\n";
+  RequestParser parser;
+  error_code ec;
+  parse_head(parser, text, ec);
+  ASSERT_FALSE(ec);
+  const FieldList& f = parser.head().fields;
+  EXPECT_EQ(f.value(http::field::host), "a");
+  EXPECT_EQ(f.count("X-FORWARDED-FOR"), 2U);
+  ASSERT_NE(f.find("x-forwarded-for"), nullptr);
+  EXPECT_EQ(f.find("x-forwarded-for")->value, "1.1.1.1");
+  EXPECT_EQ(f.find("missing"), nullptr);
+  EXPECT_EQ(f.value(http::field::authorization), "");
+}
+
+TEST(MessageParserTest, KnowsEachFraming) {
+  struct Case {
+    std::string text;
+    Framing framing;
+    bool keep_alive;
+  };
+  const Case cases[] = {
+      {"GET / HTTP/1.1\r\nHost: a\r\n\r\n", Framing::kNone, true},
+      {"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", Framing::kNone, false},
+      {"GET / HTTP/1.0\r\n\r\n", Framing::kNone, false},
+      {"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", Framing::kNone, true},
+      {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n", Framing::kNone, true},
+      {"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", Framing::kChunked, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    RequestParser parser;
+    error_code ec;
+    parse_head(parser, c.text, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    EXPECT_EQ(parser.head().framing, c.framing);
+    EXPECT_EQ(parser.head().keep_alive, c.keep_alive);
+  }
+}
+
+TEST(MessageParserTest, AResponseDelimitedByClosingEndsAtEof) {
+  const std::string text = "HTTP/1.1 200 OK\r\nServer: x\r\n\r\n";
+  ResponseParser parser;
+  error_code ec;
+  parse_head(parser, text, ec);
+  ASSERT_FALSE(ec);
+  EXPECT_EQ(parser.head().status, 200U);
+  EXPECT_EQ(parser.head().reason, "OK");
+  EXPECT_EQ(parser.head().framing, Framing::kUntilClose);
+  parser.put("abc", ec);
+  EXPECT_EQ(parser.piece(), "abc");
+  EXPECT_FALSE(parser.is_done());
+  parser.put_eof(ec);
+  EXPECT_FALSE(ec);
+  EXPECT_TRUE(parser.is_done());
+}
+
+TEST(MessageParserTest, ResponsesWithoutABodyAreDoneAfterTheHead) {
+  for (const std::string text : {"HTTP/1.1 204 No Content\r\nContent-Length: 9\r\n\r\n",
+                                 "HTTP/1.1 304 Not Modified\r\nContent-Length: 9\r\n\r\n",
+                                 "HTTP/1.1 100 Continue\r\n\r\n"}) {
+    SCOPED_TRACE(text);
+    ResponseParser parser;
+    error_code ec;
+    parse_head(parser, text, ec);
+    ASSERT_FALSE(ec);
+    EXPECT_TRUE(parser.is_done());
+    EXPECT_EQ(parser.head().framing, Framing::kNone);
+  }
+  ResponseParser head_response;
+  head_response.skip(true);  // the answer to HEAD
+  error_code ec;
+  parse_head(head_response, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", ec);
+  EXPECT_TRUE(head_response.is_done());
+}
+
+TEST(MessageParserTest, ChunkedBodiesComeOutAsPiecesAndTrailersAreDropped) {
+  const std::string text =
+      "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "3\r\nabc\r\n2;ext=1\r\nde\r\n0\r\nTrailer-Field: x\r\n\r\n";
+  RequestParser parser;
+  error_code ec;
+  std::size_t at = parse_head(parser, text, ec);
+  ASSERT_FALSE(ec);
+  std::string body;
+  while (!parser.is_done()) {
+    const std::size_t n = parser.put(std::string_view(text).substr(at), ec);
+    ASSERT_FALSE(ec) << ec.message();
+    ASSERT_GT(n, 0U);
+    at += n;
+    body += parser.piece();
+  }
+  EXPECT_EQ(body, "abcde");
+  EXPECT_EQ(at, text.size());
+  EXPECT_EQ(parser.head().fields.size(), 2U);  // the trailer did not join the head
+}
+
+TEST(MessageParserTest, RefusesFoldedFieldsInARequestAndUnfoldsThemInAResponse) {
+  RequestParser request;
+  error_code ec;
+  parse_head(request, "GET / HTTP/1.1\r\nHost: a\r\nX-A: one\r\n two\r\n\r\n", ec);
+  EXPECT_TRUE(ec);
+  const std::string text =
+      "HTTP/1.1 200 OK\r\nX-A: one\r\n two\r\nX-B: b\r\nContent-Length: 0\r\n\r\n";
+  ResponseParser response;
+  ec = {};
+  parse_head(response, text, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  const FieldList& f = response.head().fields;
+  ASSERT_EQ(f.size(), 3U);
+  EXPECT_FALSE(f[0].raw);
+  EXPECT_EQ(f[0].value, "one two");
+  EXPECT_TRUE(f[1].raw);
+  EXPECT_EQ(response.head().raw_line(f[1]), "X-B: b\r\n");
+}
+
+TEST(MessageParserTest, EnforcesTheHeaderAndBodyLimits) {
+  RequestParser parser;
+  parser.header_limit(64);
+  error_code ec;
+  parse_head(parser, "GET / HTTP/1.1\r\nHost: a\r\nX-Big: " + std::string(100, 'b') + "\r\n\r\n",
+             ec);
+  EXPECT_EQ(ec, http::error::header_limit);
+  RequestParser limited;
+  limited.body_limit(10);
+  ec = {};
+  parse_head(limited, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\n", ec);
+  EXPECT_EQ(ec, http::error::body_limit);
+}
+
+TEST(MessageParserTest, RejectsWhatBeastRejects) {
+  for (const std::string text :
+       {"POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
+        "GET / HTTP/9.9\r\n\r\n", "GET / HTTP/1.1\r\nBad Name: v\r\n\r\n", "HELLO\r\n\r\n"}) {
+    SCOPED_TRACE(text);
+    RequestParser parser;
+    error_code ec;
+    parse_head(parser, text, ec);
+    EXPECT_TRUE(ec);
+  }
+}
+
+TEST(MessageParserTest, ManyFieldsSpillPastTheInlineCapacity) {
+  std::string text = "GET / HTTP/1.1\r\n";
+  for (int i = 0; i < 50; ++i) {
+    text += "X-F" + std::to_string(i) + ": v" + std::to_string(i) + "\r\n";
+  }
+  text += "\r\n";
+  RequestParser parser;
+  error_code ec;
+  parse_head(parser, text, ec);
+  ASSERT_FALSE(ec);
+  const FieldList& f = parser.head().fields;
+  ASSERT_EQ(f.size(), 50U);
+  EXPECT_EQ(f[49].value, "v49");
+  EXPECT_EQ(parser.head().raw_line(f[40]), "X-F40: v40\r\n");
+  EXPECT_NE(f.find("X-F45"), nullptr);
+}
+
+}  // namespace
+}  // namespace sluice::http1
