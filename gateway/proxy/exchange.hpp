@@ -5,6 +5,7 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/beast/core/string.hpp>
 #include <cstdint>
+#include <memory_resource>
 #include <optional>
 #include <string_view>
 
@@ -33,8 +34,9 @@ struct Downstream {
   const Peer& peer;
 };
 
-/// What the exchange needs of its worker: the upstream side. No Worker: a test builds one from
-/// an in-memory connector. References outlive the exchange; confined to the worker's thread.
+/// What the exchange needs of its worker: the upstream side, and the pool its operations take
+/// memory from. No Worker: a test builds one around an in-memory connector. References outlive
+/// the exchange; confined to the worker's thread.
 template <typename Stream>
 struct UpstreamContext {
   UpstreamPool<Stream>& pool;
@@ -43,6 +45,7 @@ struct UpstreamContext {
   DeadlineSweep& sweep;
   const core::Clock& clock;
   const std::atomic<bool>& draining;
+  std::pmr::memory_resource* ops;
 };
 
 /// The largest upstream response head accepted (a larger one is a 502).
@@ -53,7 +56,7 @@ namespace detail {
 using namespace boost::asio::experimental::awaitable_operators;  // NOLINT(google-build-using-*)
 
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-constexpr std::size_t kHeadRead = 4096;
+constexpr std::size_t kResponseRead = 4096;
 
 /// The exchange's own state, in its coroutine frame (a stable address for its deadlines).
 template <typename Down, typename Up>
@@ -95,6 +98,9 @@ struct Exchange {
   [[nodiscard]] std::string_view response_data() const {
     return {static_cast<const char*>(conn->buffer.data().data()), conn->buffer.size()};
   }
+  [[nodiscard]] const UpstreamEndpoint& endpoint_ref() const {
+    return backend.endpoints()[endpoint];
+  }
 
   RequestContext& ctx;
   Downstream<Down> down;
@@ -109,6 +115,11 @@ struct Exchange {
   const bool head_request;
   const bool idempotent;
   std::optional<Balancer::InFlight> in_flight;
+  // the common (sequential) case
+  std::size_t request_parsed = 0;  ///< request bytes (head and buffered body) in up_out
+  core::TimePoint sent_at{};
+  WriteStart sent;  ///< how the request write began
+  bool request_write_failed = false;
   // duplex mode
   bool request_done = false;
   bool request_failed = false;  ///< the client side failed: no response will be waited for
@@ -142,7 +153,7 @@ Task<void> fail(Exchange<Down, Up>& x, GatewayError error) {
                               .closes_itself = false});
   compose_reply(ctx, x.client_version, x.head_request);
   x.down.write_deadline.arm(x.up.clock.now() + x.client_timeout());
-  const auto ec = co_await write_all(x.down.stream, ctx.down_out.buffers());
+  const auto ec = co_await write_all(x.down.stream, ctx.down_out.buffers(), x.up.ops);
   x.down.write_deadline.disarm();
   if (ec) {
     ctx.outcome.status = 0;
@@ -151,64 +162,81 @@ Task<void> fail(Exchange<Down, Up>& x, GatewayError error) {
   ctx.outcome.answer_complete = !ec;
 }
 
-/// A pooled connection to `x.endpoint`, or a new one.
+/// A new connection to the current endpoint.
 template <typename Down, typename Up>
-Task<boost::system::error_code> acquire(Exchange<Down, Up>& x) {
-  const UpstreamEndpoint& endpoint = x.backend.endpoints()[x.endpoint];
-  if (auto pooled = x.up.pool.checkout(endpoint.label)) {
-    x.conn = std::move(pooled);
-    x.reused = true;
-    co_return boost::system::error_code{};
-  }
-  auto connected = co_await x.up.connector.connect(endpoint, x.backend.config().connect_timeout);
+Task<boost::system::error_code> connect(Exchange<Down, Up>& x) {
+  auto connected =
+      co_await x.up.connector.connect(x.endpoint_ref(), x.backend.config().connect_timeout);
   x.conn = std::move(connected.connection);
   x.reused = false;
   co_return connected.error;
 }
 
+/// Starts reading a response head: the parser for it, in `ctx.response`.
+template <typename Down, typename Up>
+http1::ResponseParser& new_response(Exchange<Down, Up>& x) {
+  x.ctx.response.emplace();
+  http1::ResponseParser& rp = *x.ctx.response;
+  rp.header_limit(kMaxResponseHead);
+  rp.body_limit(boost::none);
+  rp.skip(x.head_request);
+  return rp;
+}
+
+/// Parses the head that ends at `end` of the connection's buffer. Returns whether it is final
+/// (not an interim 1xx, which is consumed and skipped).
+template <typename Down, typename Up>
+bool parse_response_head(Exchange<Down, Up>& x, std::size_t end, boost::system::error_code& ec) {
+  http1::ResponseParser& rp = *x.ctx.response;
+  const std::size_t used = rp.put(x.response_data().substr(0, end), ec);
+  if (ec) {
+    return true;
+  }
+  const unsigned status = rp.head().status;
+  if (status == 101) {
+    ec = boost::beast::http::error::bad_status;  // no upgrade was forwarded
+    return true;
+  }
+  if (status >= 200) {
+    return true;
+  }
+  x.conn->buffer.consume(used);  // an interim response: skipped
+  new_response(x);
+  return false;
+}
+
 /// Reads the response head into `ctx.response`, skipping interim 1xx responses. The caller
-/// arms `x.up_read` (or, in duplex mode, the request pump does once the request is out).
+/// arms `x.up_read` (in duplex mode, the request pump does once the request is out).
 template <typename Down, typename Up>
 Task<boost::system::error_code> read_response_head(Exchange<Down, Up>& x) {
-  RequestContext& ctx = x.ctx;
+  new_response(x);
+  std::size_t scanned = 0;
   for (;;) {
-    ctx.response.emplace();
-    http1::ResponseParser& rp = *ctx.response;
-    rp.header_limit(kMaxResponseHead);
-    rp.body_limit(boost::none);
-    rp.skip(x.head_request);
-    std::size_t scanned = 0;
-    std::size_t end = 0;
-    while ((end = http1::find_head_end(x.response_data(), scanned)) == 0) {
-      if (x.conn->buffer.size() >= kMaxResponseHead) {
-        co_return boost::beast::http::error::header_limit;
+    if (const std::size_t end = http1::find_head_end(x.response_data(), scanned); end != 0) {
+      boost::system::error_code ec;
+      if (parse_response_head(x, end, ec)) {
+        co_return ec;
       }
-      auto [ec, n] =
-          co_await x.conn->stream.async_read_some(x.conn->buffer.prepare(kHeadRead), kAsTuple);
-      if (ec) {
-        co_return x.up_read.expired() ? boost::system::error_code(beast::error::timeout) : ec;
-      }
-      x.conn->buffer.commit(n);
+      scanned = 0;
+      continue;
     }
-    boost::system::error_code ec;
-    const std::size_t used = rp.put(x.response_data().substr(0, end), ec);
+    if (x.conn->buffer.size() >= kMaxResponseHead) {
+      co_return boost::beast::http::error::header_limit;
+    }
+    auto [ec, n] = co_await x.conn->stream.async_read_some(x.conn->buffer.prepare(kResponseRead),
+                                                           pooled(x.up.ops));
     if (ec) {
-      co_return ec;
+      co_return x.up_read.expired() ? boost::system::error_code(beast::error::timeout) : ec;
     }
-    const unsigned status = rp.head().status;
-    if (status == 101) {
-      co_return boost::beast::http::error::bad_status;  // no upgrade was forwarded
-    }
-    if (status >= 200) {
-      co_return boost::system::error_code{};
-    }
-    x.conn->buffer.consume(used);  // an interim response: skipped
+    x.conn->buffer.commit(n);
   }
 }
 
-/// Composes the client's response head from the upstream's and relays the body.
+/// Composes the client's response head from the upstream's into `ctx.down_out`, with the body
+/// bytes already here. Returns whether the body is chunked toward the client.
 template <typename Down, typename Up>
-Task<RelayResult> respond(Exchange<Down, Up>& x) {
+bool compose_response(Exchange<Down, Up>& x, std::uint64_t& gathered,
+                      boost::system::error_code& ec) {
   RequestContext& ctx = x.ctx;
   const http1::ResponseHead& head = ctx.response->head();
   http1::ResponseRewrite rw;
@@ -245,10 +273,9 @@ Task<RelayResult> respond(Exchange<Down, Up>& x) {
   rw.extra = ctx.extra_fields();
   ctx.down_out.clear();
   http1::write_response_head(head, rw, ctx.down_out);
-  co_return co_await relay_body(
-      *ctx.response, head.size, ReadEnd<Up>{x.conn->stream, x.conn->buffer, x.up_read, x.timeout()},
-      WriteEnd<Down>{x.down.stream, x.down.write_deadline, x.client_timeout()}, ctx.down_out,
-      chunked, x.up.clock);
+  ctx.response_parsed =
+      gather_body(*ctx.response, x.conn->buffer, head.size, ctx.down_out, chunked, gathered, ec);
+  return chunked;
 }
 
 /// Settles both connections once the response was relayed.
@@ -260,7 +287,7 @@ void finish(Exchange<Down, Up>& x, const RelayResult& relay, bool request_comple
                                  head.framing != http1::Framing::kUntilClose &&
                                  x.conn->buffer.size() == 0;
   if (upstream_reusable) {
-    x.up.pool.checkin(x.backend.endpoints()[x.endpoint].label, std::move(x.conn),
+    x.up.pool.checkin(x.endpoint_ref().label, std::move(x.conn),
                       x.backend.config().max_idle_per_endpoint);
   } else {
     x.close_upstream();
@@ -278,17 +305,25 @@ void finish(Exchange<Down, Up>& x, const RelayResult& relay, bool request_comple
   ctx.outcome.answer_complete = request_complete && relay.complete && ctx.keep_alive;
 }
 
-/// A new connection to the same endpoint (the retry of a stale pooled one).
+/// Sends the composed response and relays the rest of its body. In the common case (the whole
+/// body is already here) this is one write, tried at once: no coroutine of its own.
 template <typename Down, typename Up>
-Task<bool> acquire_fresh(Exchange<Down, Up>& x) {
-  auto connected = co_await x.up.connector.connect(x.backend.endpoints()[x.endpoint],
-                                                   x.backend.config().connect_timeout);
-  x.conn = std::move(connected.connection);
-  x.reused = false;
-  if (x.conn) {
-    x.conn->mark_active(x.backend.metrics());
+Task<RelayResult> respond(Exchange<Down, Up>& x) {
+  RequestContext& ctx = x.ctx;
+  std::uint64_t gathered = 0;
+  boost::system::error_code ec;
+  const bool chunked = compose_response(x, gathered, ec);
+  RelayResult r;
+  if (ec) {
+    r.read_error = ec;
+    co_return r;
   }
-  co_return static_cast<bool>(x.conn);
+  r = co_await relay_body(*ctx.response, ctx.response_parsed,
+                          ReadEnd<Up>{x.conn->stream, x.conn->buffer, x.up_read, x.timeout()},
+                          WriteEnd<Down>{x.down.stream, x.down.write_deadline, x.client_timeout()},
+                          ctx.down_out, chunked, x.up.clock, x.up.ops);
+  r.body_bytes += r.wrote ? gathered : 0;  // what compose_response() gathered went first
+  co_return r;
 }
 
 template <typename Down, typename Up>
@@ -300,53 +335,47 @@ bool retry_on_fresh_connection(const Exchange<Down, Up>& x, bool write_failed,
          (x.idempotent || write_failed);
 }
 
-/// The body is absent or already buffered: send everything in one write, then read the
-/// response. A reused connection found closed is retried once on a fresh one.
+/// The error of a sequential exchange whose request or response head failed, after the one
+/// retry on a fresh connection that a stale pooled one gets.
 template <typename Down, typename Up>
-Task<void> sequential(Exchange<Down, Up>& x) {
+Task<void> sequential_failed(Exchange<Down, Up>& x, std::size_t parsed, bool write_failed,
+                             boost::system::error_code ec) {
   RequestContext& ctx = x.ctx;
-  http1::RequestParser& parser = *ctx.parser;
-  std::size_t parsed = ctx.head().size;
-  boost::system::error_code ec;
-  parsed = gather_body(parser, x.down.buffer, parsed, ctx.up_out, false, ctx.outcome.bytes_in, ec);
-  for (int attempt = 0;; ++attempt) {
-    core::TimePoint sent_at = x.up.clock.now();
-    x.up_write.arm(sent_at + x.timeout());
-    ec = co_await write_all(x.conn->stream, ctx.up_out.buffers());
-    x.up_write.disarm();
-    const bool write_failed = static_cast<bool>(ec);
-    if (!ec) {
-      sent_at = x.up.clock.now();
-      x.up_read.arm(sent_at + x.timeout());
-      ec = co_await read_response_head(x);
-      x.up_read.disarm();
-    }
-    if (!ec) {
-      x.down.buffer.consume(parsed);  // the request is out: its bytes may go
-      ctx.outcome.upstream_time = x.up.clock.now() - sent_at;
-      const RelayResult relay = co_await respond(x);
-      if (!relay.wrote && relay.read_error && !relay.write_error) {
-        co_await fail(x, GatewayError::kUpstreamReset);  // a bad body before any byte went out
+  if (retry_on_fresh_connection(x, write_failed, ec)) {
+    x.close_upstream();
+    ctx.response.reset();
+    if (!co_await connect(x)) {
+      x.conn->mark_active(x.backend.metrics());
+      core::TimePoint sent_at = x.up.clock.now();
+      x.up_write.arm(sent_at + x.timeout());
+      ec = co_await write_all(x.conn->stream, ctx.up_out.buffers(), x.up.ops);
+      x.up_write.disarm();
+      if (!ec) {
+        sent_at = x.up.clock.now();
+        x.up_read.arm(sent_at + x.timeout());
+        ec = co_await read_response_head(x);
+        x.up_read.disarm();
+      }
+      if (!ec) {
+        x.down.buffer.consume(parsed);
+        ctx.outcome.upstream_time = x.up.clock.now() - sent_at;
+        const RelayResult relay = co_await respond(x);
+        if (!relay.wrote && relay.read_error && !relay.write_error) {
+          co_await fail(x, GatewayError::kUpstreamReset);
+        } else {
+          finish(x, relay, true);
+        }
         co_return;
       }
-      finish(x, relay, true);
-      co_return;
-    }
-    if (attempt == 0 && retry_on_fresh_connection(x, write_failed, ec)) {
-      x.close_upstream();
-      ctx.response.reset();
-      if (co_await acquire_fresh(x)) {
-        continue;
-      }
+    } else {
       x.down.buffer.consume(parsed);
       co_await fail(x, GatewayError::kUpstreamConnect);
       co_return;
     }
-    x.down.buffer.consume(parsed);
-    const bool timed_out = ec == beast::error::timeout || x.up_write.expired();
-    co_await fail(x, timed_out ? GatewayError::kUpstreamTimeout : GatewayError::kUpstreamReset);
-    co_return;
   }
+  x.down.buffer.consume(parsed);
+  const bool timed_out = ec == beast::error::timeout || x.up_write.expired();
+  co_await fail(x, timed_out ? GatewayError::kUpstreamTimeout : GatewayError::kUpstreamReset);
 }
 
 /// Duplex mode, the request half: streams the client's body up, then starts the response
@@ -358,7 +387,8 @@ Task<RelayResult> pump_request(Exchange<Down, Up>& x) {
   const RelayResult r = co_await relay_body(
       *ctx.parser, ctx.head().size,
       ReadEnd<Down>{x.down.stream, x.down.buffer, x.down.read_deadline, x.client_timeout()},
-      WriteEnd<Up>{x.conn->stream, x.up_write, x.timeout()}, ctx.up_out, chunked, x.up.clock);
+      WriteEnd<Up>{x.conn->stream, x.up_write, x.timeout()}, ctx.up_out, chunked, x.up.clock,
+      x.up.ops);
   x.request_done = true;
   if (r.read_error && !x.response_done) {
     // The client failed: stop waiting for the upstream (the flag covers a receive that has not
@@ -434,6 +464,148 @@ Task<void> duplex(Exchange<Down, Up>& x) {
   }
 }
 
+/// The request head as the upstream gets it, in `ctx.up_out`.
+template <typename Down, typename Up>
+void compose_request(Exchange<Down, Up>& x) {
+  RequestContext& ctx = x.ctx;
+  http1::RequestRewrite rw;
+  rw.target = ctx.upstream_target;
+  rw.client_address = x.down.peer.text;
+  rw.peer_trusted = is_trusted(x.down.peer.address, ctx.snapshot->config().http.trusted_proxies);
+  rw.request_id = ctx.request_id.generated() ? ctx.request_id.view() : std::string_view{};
+  ctx.up_out.clear();
+  http1::write_request_head(ctx.head(), rw, ctx.up_out);
+}
+
+/// Answers `Expect: 100-continue` once the upstream connection is ready. False when the client
+/// cannot be written to.
+template <typename Down, typename Up>
+Task<bool> send_continue(Exchange<Down, Up>& x) {
+  x.down.write_deadline.arm(x.up.clock.now() + x.client_timeout());
+  const auto ec = co_await write_all(
+      x.down.stream, net::const_buffer(kContinue.data(), kContinue.size()), x.up.ops);
+  x.down.write_deadline.disarm();
+  co_return !ec;
+}
+
+/// The part of a response write that could not leave at once, or a body still arriving.
+template <typename Down, typename Up>
+Task<RelayResult> respond_rest(Exchange<Down, Up>& x, WriteStart started, bool chunked,
+                               std::uint64_t gathered) {
+  RequestContext& ctx = x.ctx;
+  RelayResult relay;
+  if (ctx.response->is_done()) {  // only the write was left
+    x.down.write_deadline.arm(x.up.clock.now() + x.client_timeout());
+    const auto ec =
+        co_await write_rest(x.down.stream, ctx.down_out.buffers(), started.written, x.up.ops);
+    x.down.write_deadline.disarm();
+    relay.wrote = !ec;
+    relay.write_error = ec;
+    relay.complete = !ec;
+    relay.body_bytes = ec ? 0 : gathered;
+    x.conn->buffer.consume(ctx.response_parsed);
+    co_return relay;
+  }
+  relay =
+      co_await relay_body(*ctx.response, ctx.response_parsed,
+                          ReadEnd<Up>{x.conn->stream, x.conn->buffer, x.up_read, x.timeout()},
+                          WriteEnd<Down>{x.down.stream, x.down.write_deadline, x.client_timeout()},
+                          ctx.down_out, chunked, x.up.clock, x.up.ops);
+  relay.body_bytes += relay.wrote ? gathered : 0;
+  co_return relay;
+}
+
+/// The rest of a request write that could not leave at once. Returns when it was sent.
+template <typename Down, typename Up>
+Task<boost::system::error_code> send_rest(Exchange<Down, Up>& x, std::size_t written,
+                                          core::TimePoint& sent_at) {
+  x.up_write.arm(sent_at + x.timeout());
+  const auto ec = co_await write_rest(x.conn->stream, x.ctx.up_out.buffers(), written, x.up.ops);
+  x.up_write.disarm();
+  sent_at = x.up.clock.now();
+  co_return ec;
+}
+
+/// Takes a pooled connection to the balancer's pick, or says a new one is needed. On the
+/// second attempt (the first could not connect), another endpoint is picked.
+template <typename Down, typename Up>
+bool take_pooled(Exchange<Down, Up>& x, int attempt) {
+  if (attempt == 0) {
+    x.endpoint = x.backend.balancer().pick(x.up.cursor, x.backend.endpoints().size());
+  } else {
+    // Nothing was sent: another endpoint is safe to try (nginx's proxy_next_upstream error).
+    x.endpoint = x.backend.balancer().pick(x.up.cursor, x.endpoint);
+  }
+  if (auto pooled = x.up.pool.checkout(x.endpoint_ref().label)) {
+    x.conn = std::move(pooled);
+    x.reused = true;
+    return true;
+  }
+  return false;
+}
+
+/// Whether the client waits for `100 Continue` before sending its body.
+template <typename Down, typename Up>
+bool expects_continue(const Exchange<Down, Up>& x) {
+  const http1::RequestHead& head = x.ctx.head();
+  return !x.ctx.parser->is_done() && x.down.buffer.size() == head.size &&
+         boost::beast::iequals(head.fields.value(boost::beast::http::field::expect),
+                               "100-continue");
+}
+
+/// Whether the body must stream (duplex) rather than leave with the head.
+template <typename Down, typename Up>
+bool body_streams(const Exchange<Down, Up>& x) {
+  const http1::RequestHead& head = x.ctx.head();
+  return !x.ctx.parser->is_done() && !(head.framing == http1::Framing::kContentLength &&
+                                       head.content_length <= x.down.buffer.size() - head.size);
+}
+
+/// Sends the request (head and buffered body) as far as it goes at once. True when all of it
+/// went (or the write failed at once).
+template <typename Down, typename Up>
+bool send_request_now(Exchange<Down, Up>& x, boost::system::error_code& ec) {
+  RequestContext& ctx = x.ctx;
+  x.request_parsed = gather_body(*ctx.parser, x.down.buffer, ctx.head().size, ctx.up_out, false,
+                                 ctx.outcome.bytes_in, ec);
+  x.sent_at = x.up.clock.now();
+  x.sent = write_now(x.conn->stream, ctx.up_out.buffers());
+  x.request_write_failed = static_cast<bool>(x.sent.ec);
+  ec = x.sent.ec;
+  return x.sent.done;
+}
+
+/// Composes the response and writes it at once when its whole body is here. The result, or
+/// nullopt when the rest must be awaited (respond_rest()).
+template <typename Down, typename Up>
+std::optional<RelayResult> respond_now(Exchange<Down, Up>& x, bool& chunked,
+                                       std::uint64_t& gathered) {
+  RequestContext& ctx = x.ctx;
+  x.down.buffer.consume(x.request_parsed);  // the request is out: its bytes may go
+  ctx.outcome.upstream_time = x.up.clock.now() - x.sent_at;
+  boost::system::error_code ec;
+  chunked = compose_response(x, gathered, ec);
+  RelayResult relay;
+  if (ec) {
+    relay.read_error = ec;
+    return relay;
+  }
+  if (!ctx.response->is_done()) {
+    x.sent = WriteStart{};
+    return std::nullopt;
+  }
+  x.sent = write_now(x.down.stream, ctx.down_out.buffers());
+  if (!x.sent.done) {
+    return std::nullopt;
+  }
+  relay.wrote = !x.sent.ec;
+  relay.write_error = x.sent.ec;
+  relay.complete = !x.sent.ec;
+  relay.body_bytes = x.sent.ec ? 0 : gathered;
+  x.conn->buffer.consume(ctx.response_parsed);
+  return relay;
+}
+
 }  // namespace detail
 
 /// Step 4, forward (docs/behaviour.md §4 "Upstreams"): sends the routed request in `ctx` to its
@@ -448,58 +620,87 @@ Task<void> duplex(Exchange<Down, Up>& x) {
 /// - a reused connection that turns out closed is retried once on a fresh connection when the
 ///   request is idempotent or nothing could be sent.
 /// Fills `ctx.outcome` and `ctx.keep_alive`; writes every byte the client gets, a gateway
-/// error included. Runs on the worker's thread; never throws.
+/// error included. The common case (a pooled connection, a small request and response) runs in
+/// this one coroutine: its helpers are plain functions until something must wait longer.
+/// Runs on the worker's thread; never throws.
 template <typename Down, typename Up>
 Task<void> exchange(RequestContext& ctx, Downstream<Down> down, UpstreamContext<Up>& up) {
+  // The common case (a pooled connection, a small request and response) suspends only for the
+  // response head; the helpers are plain functions, so this frame stays small enough for Asio
+  // to recycle it (docs/architecture.md, "Memory").
   detail::Exchange<Down, Up> x(ctx, down, up);
-  const Backend& backend = x.backend;
-  const std::size_t endpoints = backend.endpoints().size();
-  x.endpoint = backend.balancer().pick(up.cursor, endpoints);
-  boost::system::error_code ec = co_await detail::acquire(x);
-  if (!x.conn && endpoints > 1) {
-    // Nothing was sent: another endpoint is safe to try (nginx's proxy_next_upstream error).
-    x.endpoint = backend.balancer().pick(up.cursor, x.endpoint);
-    ec = co_await detail::acquire(x);
+  for (int attempt = 0; attempt < 2 && !x.conn; ++attempt) {
+    if (attempt == 1 && x.backend.endpoints().size() < 2) {
+      break;
+    }
+    if (!detail::take_pooled(x, attempt)) {
+      co_await detail::connect(x);
+    }
   }
-  ctx.outcome.endpoint = &backend.endpoints()[x.endpoint];
+  ctx.outcome.endpoint = &x.endpoint_ref();
   if (!x.conn) {
-    const std::size_t head_and_buffered = std::min(down.buffer.size(), ctx.head().size);
-    down.buffer.consume(head_and_buffered);
+    down.buffer.consume(ctx.head().size);
     co_await detail::fail(x, GatewayError::kUpstreamConnect);
     co_return;
   }
-  x.conn->mark_active(backend.metrics());
-  x.in_flight.emplace(backend.balancer().track(x.endpoint));
-  http1::RequestParser& parser = *ctx.parser;
-  const http1::RequestHead& head = ctx.head();
-  const std::size_t buffered = down.buffer.size() - head.size;
-  if (!parser.is_done() && buffered == 0 &&
-      boost::beast::iequals(head.fields.value(boost::beast::http::field::expect), "100-continue")) {
-    down.write_deadline.arm(up.clock.now() + x.client_timeout());
-    const auto wec = co_await write_all(
-        down.stream, net::const_buffer(detail::kContinue.data(), detail::kContinue.size()));
-    down.write_deadline.disarm();
-    if (wec) {
-      x.close_upstream();
-      ctx.outcome.answer_complete = false;
-      co_return;
-    }
+  x.conn->mark_active(x.backend.metrics());
+  x.in_flight.emplace(x.backend.balancer().track(x.endpoint));
+  if (detail::expects_continue(x) && !co_await detail::send_continue(x)) {
+    x.close_upstream();
+    ctx.outcome.answer_complete = false;
+    co_return;
   }
-  http1::RequestRewrite rw;
-  rw.target = ctx.upstream_target;
-  rw.client_address = down.peer.text;
-  rw.peer_trusted = is_trusted(down.peer.address, ctx.snapshot->config().http.trusted_proxies);
-  rw.request_id = ctx.request_id.generated() ? ctx.request_id.view() : std::string_view{};
-  ctx.up_out.clear();
-  http1::write_request_head(head, rw, ctx.up_out);
-  const bool whole_body_here =
-      parser.is_done() ||
-      (head.framing == http1::Framing::kContentLength && head.content_length <= buffered);
-  if (whole_body_here) {
-    co_await detail::sequential(x);
-  } else {
+  detail::compose_request(x);
+  if (detail::body_streams(x)) {
     co_await detail::duplex(x);
+    co_return;
   }
+  // The body is absent or already buffered: everything in one write, then the response.
+  boost::system::error_code ec;
+  if (!detail::send_request_now(x, ec)) {
+    ec = co_await detail::send_rest(x, x.sent.written, x.sent_at);
+  }
+  if (!ec) {
+    x.up_read.arm(x.sent_at + x.timeout());
+    detail::new_response(x);
+    std::size_t scanned = 0;
+    for (;;) {  // the response head (as read_response_head(), without a frame of its own)
+      if (const std::size_t end = http1::find_head_end(x.response_data(), scanned); end != 0) {
+        if (detail::parse_response_head(x, end, ec)) {
+          break;
+        }
+        scanned = 0;
+        continue;
+      }
+      if (x.conn->buffer.size() >= kMaxResponseHead) {
+        ec = boost::beast::http::error::header_limit;
+        break;
+      }
+      auto [rec, n] = co_await x.conn->stream.async_read_some(
+          x.conn->buffer.prepare(detail::kResponseRead), pooled(up.ops));
+      if (rec) {
+        ec = x.up_read.expired() ? boost::system::error_code(beast::error::timeout) : rec;
+        break;
+      }
+      x.conn->buffer.commit(n);
+    }
+    x.up_read.disarm();
+  }
+  if (ec) {
+    co_await detail::sequential_failed(x, x.request_parsed, x.request_write_failed, ec);
+    co_return;
+  }
+  bool chunked = false;
+  std::uint64_t gathered = 0;
+  std::optional<RelayResult> relay = detail::respond_now(x, chunked, gathered);
+  if (!relay) {
+    relay = co_await detail::respond_rest(x, x.sent, chunked, gathered);
+  }
+  if (!relay->wrote && relay->read_error && !relay->write_error) {
+    co_await detail::fail(x, GatewayError::kUpstreamReset);  // a bad body before any byte went
+    co_return;
+  }
+  detail::finish(x, *relay, true);
 }
 
 }  // namespace sluice::proxy

@@ -5,11 +5,14 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <cstddef>
+#include <memory_resource>
 
 namespace sluice::proxy {
 
@@ -31,5 +34,12 @@ using Task = net::awaitable<T, Executor>;
 
 /// Errors are values: `auto [ec, n] = co_await op(..., kAsTuple);` (Boost 1.81: function form).
 inline constexpr auto kAsTuple = net::as_tuple(net::use_awaitable_t<Executor>{});
+
+/// kAsTuple with the operation's memory taken from `ops`, the worker's pool (a pmr resource
+/// confined to its thread): however many reads and writes are pending at once, one costs no
+/// heap allocation once the pool is warm (docs/architecture.md, "Memory").
+inline auto pooled(std::pmr::memory_resource* ops) {
+  return net::bind_allocator(std::pmr::polymorphic_allocator<std::byte>(ops), kAsTuple);
+}
 
 }  // namespace sluice::proxy

@@ -102,28 +102,37 @@ std::size_t gather_body(http1::MessageParser<IsRequest>& parser, const beast::fl
 /// views of the same buffer), and the first `parsed` bytes of `from.buffer` (the head) are
 /// consumed once it is written, so a head and a small body leave in one write. Memory stays flat:
 /// one read buffer of at most kRelayReadSize and a bounded gather list. One template for both
-/// directions (request: client to upstream; response: upstream to client). Never throws.
+/// directions (request: client to upstream; response: upstream to client). Operations take
+/// their memory from `ops`. Never throws.
 template <bool IsRequest, typename From, typename To>
 Task<RelayResult> relay_body(http1::MessageParser<IsRequest>& parser, std::size_t parsed,
                              ReadEnd<From> from, WriteEnd<To> to, http1::GatherList& pending,
-                             bool chunked, const core::Clock& clock) {
+                             bool chunked, const core::Clock& clock,
+                             std::pmr::memory_resource* ops) {
   RelayResult r;
+  std::uint64_t gathered = 0;  // body bytes in `pending`: counted once written
   for (;;) {
     boost::system::error_code ec;
-    parsed = gather_body(parser, from.buffer, parsed, pending, chunked, r.body_bytes, ec);
+    parsed = gather_body(parser, from.buffer, parsed, pending, chunked, gathered, ec);
     if (ec) {
       r.read_error = ec;
       break;
     }
     if (!pending.empty()) {
-      to.deadline.arm(clock.now() + to.timeout);
-      const boost::system::error_code wec = co_await write_all(to.stream, pending.buffers());
-      to.deadline.disarm();
+      const WriteStart w = write_now(to.stream, pending.buffers());
+      boost::system::error_code wec = w.ec;
+      if (!w.done) {
+        to.deadline.arm(clock.now() + to.timeout);
+        wec = co_await write_rest(to.stream, pending.buffers(), w.written, ops);
+        to.deadline.disarm();
+      }
       if (wec) {
         r.write_error = to.deadline.expired() ? beast::error::timeout : wec;
         break;
       }
       r.wrote = true;
+      r.body_bytes += gathered;
+      gathered = 0;
       pending.clear();
     }
     from.buffer.consume(parsed);

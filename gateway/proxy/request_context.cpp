@@ -77,6 +77,7 @@ void RequestContext::reset(core::TimePoint now, const Snapshot& snap) {
   trim_capacity(log_host);
   trim_capacity(log_client);
   response.reset();
+  response_parsed = 0;
   up_out.clear();
   down_out.clear();
 }

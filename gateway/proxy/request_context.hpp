@@ -116,6 +116,9 @@ struct RequestContext {
 
   /// The upstream's response head and body framing (emplaced per response head read).
   std::optional<http1::ResponseParser> response;
+  /// How much of the upstream connection's buffer `response` has parsed (head and body pieces
+  /// gathered into `down_out`), consumed once they are written.
+  std::size_t response_parsed = 0;
 
   /// The next write toward the upstream (the request head plus a small body), and toward the
   /// client (a response head plus a small body, or a gateway reply). Two, because in duplex mode

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <limits>
 #include <memory>
+#include <memory_resource>
 
 #include "gateway/http1/path_normalizer.hpp"
 #include "gateway/proxy/connection_gate.hpp"
@@ -33,11 +34,13 @@ struct SessionEnv {
   log::AccessLog::Batch* access_log;  ///< null when the access log is off
   store::StoreSlot store_slot;
   SessionList& sessions;
+  std::pmr::memory_resource* ops;  ///< the worker's pool for operation memory
 };
 
 namespace detail {
 
 constexpr std::size_t kFirstRead = 1024;        // a typical request head fits
+constexpr std::size_t kHeadRead = 4096;         // more of a head that did not
 constexpr std::size_t kIdleBufferLimit = 4096;  // larger read buffers are freed between requests
 constexpr core::Duration kLingerTime = std::chrono::seconds(2);  // lingering close: how long
 constexpr std::size_t kLingerBytes = std::size_t{1} << 20;       // ... and how much
@@ -82,7 +85,8 @@ inline std::string_view buffered(const beast::flat_buffer& buffer) {
 /// 0 with `ec` set when it failed (beast::error::timeout, or header_limit past `max_bytes`).
 template <typename Stream>
 Task<std::size_t> read_head(Stream& stream, beast::flat_buffer& buffer, Deadline& deadline,
-                            std::uint64_t max_bytes, boost::system::error_code& ec) {
+                            std::uint64_t max_bytes, std::pmr::memory_resource* ops,
+                            boost::system::error_code& ec) {
   std::size_t scanned = 0;
   for (;;) {
     if (const std::size_t end = http1::find_head_end(buffered(buffer), scanned); end != 0) {
@@ -92,7 +96,7 @@ Task<std::size_t> read_head(Stream& stream, beast::flat_buffer& buffer, Deadline
       ec = boost::beast::http::error::header_limit;
       co_return 0;
     }
-    auto [rec, n] = co_await stream.async_read_some(buffer.prepare(kHeadRead), kAsTuple);
+    auto [rec, n] = co_await stream.async_read_some(buffer.prepare(kHeadRead), pooled(ops));
     if (deadline.expired()) {
       ec = beast::error::timeout;
       co_return 0;
@@ -139,7 +143,7 @@ Task<Served> answer(RequestContext& ctx, Stream& stream, beast::flat_buffer& buf
   const bool head_request = parsed && ctx.head().verb == boost::beast::http::verb::head;
   compose_reply(ctx, version, head_request);
   write_deadline.arm(env.services.clock.now() + ctx.snapshot->config().http.idle_timeout);
-  const auto ec = co_await write_all(stream, ctx.down_out.buffers());
+  const auto ec = co_await write_all(stream, ctx.down_out.buffers(), env.ops);
   write_deadline.disarm();
   if (ec) {
     ctx.outcome.status = 0;
@@ -192,45 +196,10 @@ inline std::optional<GatewayError> route_request(RequestContext& ctx) {
   return std::nullopt;
 }
 
-/// One request on the connection, from its head to its log line (docs/architecture.md, "The
-/// request path"): read and parse the head; route; identify; limit; breaker; forward; record.
-/// A step that answers itself (400, 404, 405, 429, 503) ends the request there.
-template <typename Down, typename Up>
-Task<Served> serve_request(RequestContext& ctx, Downstream<Down> down, SessionEnv& env,
-                           UpstreamContext<Up>& up) {
-  const config::HttpConfig& http = ctx.snapshot->config().http;
-  // The head, within header_timeout_ms of its first byte.
-  boost::system::error_code ec;
-  down.read_deadline.arm(ctx.started + http.header_timeout);
-  const std::size_t end =
-      co_await read_head(down.stream, down.buffer, down.read_deadline, http.max_header_bytes, ec);
-  down.read_deadline.disarm();
-  if (end == 0 && ec != beast::error::timeout && ec != boost::beast::http::error::header_limit) {
-    co_return Served{};  // the client went away: nobody to answer
-  }
-  http1::RequestParser& parser = *ctx.parser;
-  if (env.access_log != nullptr) {
-    ctx.wall = std::chrono::system_clock::now();
-  }
-  if (end == 0) {
-    ctx.request_id.generate();
-    Served s = co_await answer(
-        ctx, down.stream, down.buffer, down.write_deadline, env,
-        ec == beast::error::timeout ? GatewayError::kHeaderTimeout : GatewayError::kHeaderTooLarge);
-    record_step(ctx, env.services.clock.now(), down.peer, env.access_log);
-    co_return s;
-  }
-  parser.header_limit(static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(http.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
-  parser.body_limit(http.max_body_bytes);
-  parser.put(buffered(down.buffer).substr(0, end), ec);
-  if (ec || !parser.is_header_done()) {
-    ctx.request_id.generate();
-    Served s = co_await answer(ctx, down.stream, down.buffer, down.write_deadline, env,
-                               parse_failure(ec ? ec : boost::beast::http::error::bad_value));
-    record_step(ctx, env.services.clock.now(), down.peer, env.access_log);
-    co_return s;
-  }
+/// After the head is parsed: the request id, the log's copies, framing checks and routing.
+/// Returns the answer when the request goes no further.
+inline std::optional<GatewayError> accept_head(RequestContext& ctx, const SessionEnv& env,
+                                               const Peer& peer) {
   const http1::RequestHead& head = ctx.head();
   ctx.client_keep_alive = head.keep_alive;
   const http1::FieldRef* id = head.fields.find("X-Request-Id");
@@ -241,45 +210,93 @@ Task<Served> serve_request(RequestContext& ctx, Downstream<Down> down, SessionEn
     ctx.request_id.generate();
   }
   if (env.access_log != nullptr) {
-    keep_for_log(ctx, down.peer);
+    keep_for_log(ctx, peer);
   }
-  std::optional<GatewayError> refused;
   if (head.fields.count(boost::beast::http::field::transfer_encoding) != 0 &&
       head.framing != http1::Framing::kChunked) {
     // A coding other than a final "chunked" leaves the body unframed (RFC 9112 §6.3): 400.
-    refused = GatewayError::kBadRequest;
-  } else {
-    refused = route_request(ctx);
+    return GatewayError::kBadRequest;
   }
-  if (!refused) {
-    if (env.access_log != nullptr) {
-      ctx.log_path.assign(ctx.path);  // the log shows the path that was judged and forwarded
+  if (auto refused = route_request(ctx)) {
+    return refused;
+  }
+  if (env.access_log != nullptr) {
+    ctx.log_path.assign(ctx.path);  // the log shows the path that was judged and forwarded
+  }
+  identify_step(ctx, peer, env.access_log != nullptr ? &env.services.user_hash : nullptr);
+  return std::nullopt;
+}
+
+/// The head's parse, with the parser's limits from the config. Returns the answer on failure.
+inline std::optional<GatewayError> parse_head(RequestContext& ctx, std::string_view head_bytes) {
+  const config::HttpConfig& http = ctx.snapshot->config().http;
+  http1::RequestParser& parser = *ctx.parser;
+  parser.header_limit(static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(http.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
+  parser.body_limit(http.max_body_bytes);
+  boost::system::error_code ec;
+  parser.put(head_bytes, ec);
+  if (ec || !parser.is_header_done()) {
+    ctx.request_id.generate();
+    return parse_failure(ec ? ec : boost::beast::http::error::bad_value);
+  }
+  return std::nullopt;
+}
+
+/// The steps of a parsed request that need no waiting: accept the head (request id, routing,
+/// identity), then the limit and the breaker. Returns the answer when the request goes no
+/// further; `await_store` is set when the store must be asked asynchronously (the session
+/// awaits it, then calls after_limit()).
+inline std::optional<GatewayError> judge(RequestContext& ctx, const SessionEnv& env,
+                                         const Peer& peer, bool& await_store) {
+  await_store = false;
+  if (auto refused = accept_head(ctx, env, peer)) {
+    return refused;
+  }
+  if (const RouteLimit* limit = route_limit(ctx)) {
+    const auto decision = limit_now(ctx, *limit, env.services.store, env.store_slot);
+    if (!decision) {
+      await_store = true;
+      return std::nullopt;
     }
-    identify_step(ctx, down.peer, env.access_log != nullptr ? &env.services.user_hash : nullptr);
-    if (const RouteLimit* limit = route_limit(ctx)) {
-      std::optional<limiter::LimitDecision> decision =
-          limit_now(ctx, *limit, env.services.store, env.store_slot);
-      if (!decision) {
-        decision = co_await env.services.store.decide(env.store_slot, limit->id, ctx.user,
-                                                      net::use_awaitable_t<Executor>{});
-      }
-      refused = apply_limit(ctx, *limit, *decision);
+    if (auto refused = apply_limit(ctx, *limit, *decision)) {
+      return refused;
     }
   }
-  if (!refused) {
-    refused = breaker_step(ctx, ctx.started);
+  return breaker_step(ctx, ctx.started);
+}
+
+/// The rest of judge() once an asynchronous limit decision arrived.
+inline std::optional<GatewayError> after_limit(RequestContext& ctx,
+                                               const limiter::LimitDecision& decision) {
+  if (auto refused = apply_limit(ctx, *route_limit(ctx), decision)) {
+    return refused;
   }
-  if (refused) {
-    Served s = co_await answer(ctx, down.stream, down.buffer, down.write_deadline, env, *refused);
-    record_step(ctx, env.services.clock.now(), down.peer, env.access_log);
-    co_return s;
+  return breaker_step(ctx, ctx.started);
+}
+
+/// Waits for the rest of a request head (it did not arrive in one read). Returns its end, or
+/// the answer (408 past header_timeout_ms, 431 past max_header_bytes), or neither when the
+/// client went away.
+template <typename Stream>
+Task<std::size_t> wait_for_head(RequestContext& ctx, Downstream<Stream> down, const SessionEnv& env,
+                                std::optional<GatewayError>& refused, bool& gone) {
+  const config::HttpConfig& http = ctx.snapshot->config().http;
+  boost::system::error_code ec;
+  down.read_deadline.arm(ctx.started + http.header_timeout);
+  const std::size_t end = co_await read_head(down.stream, down.buffer, down.read_deadline,
+                                             http.max_header_bytes, env.ops, ec);
+  down.read_deadline.disarm();
+  if (end == 0) {
+    if (ec != beast::error::timeout && ec != boost::beast::http::error::header_limit) {
+      gone = true;  // the client went away: nobody to answer
+    } else {
+      ctx.request_id.generate();
+      refused = ec == beast::error::timeout ? GatewayError::kHeaderTimeout
+                                            : GatewayError::kHeaderTooLarge;
+    }
   }
-  co_await exchange(ctx, down, up);
-  record_step(ctx, env.services.clock.now(), down.peer, env.access_log);
-  const bool keep = ctx.outcome.answer_complete && ctx.keep_alive;
-  // Linger only when the client may still be sending (an unread body or pipelined requests):
-  // after a complete request, closing at once cannot reset our response.
-  co_return Served{keep, !keep && (!parser.is_done() || down.buffer.size() > 0)};
+  co_return end;
 }
 
 /// Half-closes, then reads and drops what the client still sends for a short while before
@@ -335,7 +352,8 @@ Task<void> run_session(Down stream, Peer peer, SessionEnv& env, UpstreamContext<
       const config::HttpConfig& http = env.view.current()->snapshot->config().http;
       entry.idle = true;
       read_deadline.arm(clock.now() + (first ? http.header_timeout : http.idle_timeout));
-      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(detail::kFirstRead), kAsTuple);
+      auto [ec, n] =
+          co_await stream.async_read_some(buffer.prepare(detail::kFirstRead), pooled(env.ops));
       read_deadline.disarm();
       entry.idle = false;
       if (ec) {
@@ -347,9 +365,48 @@ Task<void> run_session(Down stream, Peer peer, SessionEnv& env, UpstreamContext<
     first = false;
     const std::shared_ptr<const ThreadView> view = env.view.current();  // the request's config
     auto lease = env.contexts.acquire();
-    lease->reset(clock.now(), *view->snapshot);
-    served = co_await detail::serve_request(
-        *lease, Downstream<Down>{stream, buffer, read_deadline, write_deadline, peer}, env, up);
+    RequestContext& ctx = *lease;
+    ctx.reset(clock.now(), *view->snapshot);
+    if (env.access_log != nullptr) {
+      ctx.wall = std::chrono::system_clock::now();
+    }
+    // One request, from its head to its log line (docs/architecture.md, "The request path"),
+    // in this coroutine: the steps are plain functions, and only the exchange, an incomplete
+    // head, a store that must be awaited or a gateway answer add a frame of their own.
+    const Downstream<Down> down{stream, buffer, read_deadline, write_deadline, peer};
+    std::optional<GatewayError> refused;
+    std::size_t scanned = 0;
+    std::size_t end = http1::find_head_end(detail::buffered(buffer), scanned);
+    if (end == 0) {
+      bool gone = false;
+      end = co_await detail::wait_for_head(ctx, down, env, refused, gone);
+      if (gone) {
+        served = {};
+        break;
+      }
+    }
+    bool await_store = false;
+    if (!refused) {
+      refused = detail::parse_head(ctx, detail::buffered(buffer).substr(0, end));
+    }
+    if (!refused) {
+      refused = detail::judge(ctx, env, peer, await_store);
+    }
+    if (await_store) {
+      const limiter::LimitDecision decision = co_await env.services.store.decide(
+          env.store_slot, route_limit(ctx)->id, ctx.user, net::use_awaitable_t<Executor>{});
+      refused = detail::after_limit(ctx, decision);
+    }
+    if (refused) {
+      served = co_await detail::answer(ctx, stream, buffer, write_deadline, env, *refused);
+    } else {
+      co_await exchange(ctx, down, up);
+      const bool keep = ctx.outcome.answer_complete && ctx.keep_alive;
+      // Linger only when the client may still be sending (an unread body or pipelined
+      // requests): after a complete request, closing at once cannot reset our response.
+      served = {keep, !keep && (!ctx.parser->is_done() || buffer.size() > 0)};
+    }
+    record_step(ctx, clock.now(), peer, env.access_log);
   }
   co_await detail::close_gracefully(stream, buffer, read_deadline, clock, served.linger);
   (void)slot;  // released (the connection counted closed) when the coroutine ends

@@ -68,24 +68,46 @@ struct StreamOps {
   }
 };
 
-/// Writes all of `buffers` (a copyable buffer sequence): first what the stream takes at once,
-/// then the rest asynchronously. The caller arms the stream's write deadline around the call.
-/// Never throws.
-template <typename Stream, typename Buffers>
-Task<boost::system::error_code> write_all(Stream& s, const Buffers& buffers) {
-  using Ops = StreamOps<Stream>;
+/// What write_now() did: everything written (`done`), or `written` bytes of it, or an error.
+struct WriteStart {
+  bool done = false;
+  std::size_t written = 0;
   boost::system::error_code ec;
-  std::size_t done = 0;
-  if (const auto n = Ops::write_now(s, buffers, ec)) {
-    done = *n;
-    if (ec || done == net::buffer_size(buffers)) {
-      co_return ec;
-    }
+};
+
+/// Writes what the stream takes of `buffers` at once, without waiting (a head and a small body
+/// usually leave in this one sendmsg, with no trip through the event loop).
+template <typename Stream, typename Buffers>
+WriteStart write_now(Stream& s, const Buffers& buffers) {
+  WriteStart w;
+  if (const auto n = StreamOps<Stream>::write_now(s, buffers, w.ec)) {
+    w.written = *n;
+    w.done = static_cast<bool>(w.ec) || w.written == net::buffer_size(buffers);
   }
+  return w;
+}
+
+/// The rest of a write that write_now() began (`buffers` is a copyable buffer sequence). The
+/// caller arms the stream's write deadline around it. Never throws.
+template <typename Stream, typename Buffers>
+Task<boost::system::error_code> write_rest(Stream& s, const Buffers& buffers, std::size_t written,
+                                           std::pmr::memory_resource* ops) {
   beast::buffers_suffix<Buffers> rest(buffers);
-  rest.consume(done);
-  auto [wec, n] = co_await net::async_write(s, rest, kAsTuple);
-  co_return wec;
+  rest.consume(written);
+  auto [ec, n] = co_await net::async_write(s, rest, pooled(ops));
+  co_return ec;
+}
+
+/// write_now(), then write_rest() when needed: for paths where the extra coroutine frame does not
+/// matter (gateway replies, errors).
+template <typename Stream, typename Buffers>
+Task<boost::system::error_code> write_all(Stream& s, const Buffers& buffers,
+                                          std::pmr::memory_resource* ops) {
+  const WriteStart w = write_now(s, buffers);
+  if (w.done) {
+    co_return w.ec;
+  }
+  co_return co_await write_rest(s, buffers, w.written, ops);
 }
 
 }  // namespace sluice::proxy

@@ -39,8 +39,9 @@ Worker::Worker(Services& services, std::size_t index)
       sweep_(ioc_.get_executor(), services.clock),
       pool_(services.clock, kPooledIdleTime),
       connector_(ioc_.get_executor(), sweep_),
-      env_{services_, view_, sweep_, contexts_, access_log_.get(), store::StoreSlot{}, sessions_},
-      upstream_{pool_, connector_, cursor_, sweep_, services.clock, services.draining},
+      env_{services_,          view_,     sweep_, contexts_, access_log_.get(),
+           store::StoreSlot{}, sessions_, &ops_},
+      upstream_{pool_, connector_, cursor_, sweep_, services.clock, services.draining, &ops_},
       wake_(ioc_.get_executor()),
       maintenance_(ioc_.get_executor()),
       last_pool_sweep_(services.clock.now()) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 
 #include "gateway/proxy/balancer.hpp"
@@ -58,6 +59,9 @@ class Worker {
   // declared before it; the worker's own I/O objects are declared after it and go first.
   SessionList sessions_;
   ContextPool contexts_;
+  /// Memory of pending operations (reads, writes) and their handlers: size-classed and never
+  /// locked, so an operation costs no heap allocation once warm, however many are pending.
+  std::pmr::unsynchronized_pool_resource ops_;
   WorkerView view_;
   BalanceCursor cursor_;
   std::unique_ptr<log::AccessLog::Batch> access_log_;
