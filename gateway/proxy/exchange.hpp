@@ -56,7 +56,6 @@ namespace detail {
 using namespace boost::asio::experimental::awaitable_operators;  // NOLINT(google-build-using-*)
 
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-constexpr std::size_t kResponseRead = 4096;
 
 /// The exchange's own state, in its coroutine frame (a stable address for its deadlines).
 template <typename Down, typename Up>
@@ -223,12 +222,13 @@ Task<boost::system::error_code> read_response_head(Exchange<Down, Up>& x) {
     if (x.conn->buffer.size() >= kMaxResponseHead) {
       co_return boost::beast::http::error::header_limit;
     }
-    auto [ec, n] = co_await x.conn->stream.async_read_some(x.conn->buffer.prepare(kResponseRead),
-                                                           pooled(x.up.ops));
+    // The connection's watching read (pending since it was pooled or connected) receives the
+    // first bytes; a further read is started the same way.
+    x.conn->watch(x.up.ops);
+    auto [ec, n] = co_await x.conn->async_receive(pooled(x.up.ops));
     if (ec) {
       co_return x.up_read.expired() ? boost::system::error_code(beast::error::timeout) : ec;
     }
-    x.conn->buffer.commit(n);
   }
 }
 
@@ -676,13 +676,12 @@ Task<void> exchange(RequestContext& ctx, Downstream<Down> down, UpstreamContext<
         ec = boost::beast::http::error::header_limit;
         break;
       }
-      auto [rec, n] = co_await x.conn->stream.async_read_some(
-          x.conn->buffer.prepare(detail::kResponseRead), pooled(up.ops));
+      x.conn->watch(up.ops);  // the watching read is usually pending already: no system call
+      auto [rec, n] = co_await x.conn->async_receive(pooled(up.ops));
       if (rec) {
         ec = x.up_read.expired() ? boost::system::error_code(beast::error::timeout) : rec;
         break;
       }
-      x.conn->buffer.commit(n);
     }
     x.up_read.disarm();
   }

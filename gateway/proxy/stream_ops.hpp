@@ -36,18 +36,6 @@ struct StreamOps {
     s.close(ignored);
   }
   [[nodiscard]] static bool is_open(const Stream& s) noexcept { return s.is_open(); }
-  /// True when the peer has not closed the connection and sent nothing unasked (a pooled
-  /// upstream connection is checked with this before reuse).
-  [[nodiscard]] static bool looks_alive(Stream& s) noexcept {
-    if (!s.is_open()) {
-      return false;
-    }
-    char byte = 0;
-    const auto n = ::recv(s.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    // EAGAIN: open and quiet. 0: the peer closed. > 0: bytes nobody asked for (a late or
-    // unsolicited response): the connection is out of step and must not be reused.
-    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
-  }
   /// Writes as much of `buffers` as the socket takes now, without waiting (the common case: a
   /// head and a small body leave in one sendmsg with no trip through the event loop). Returns
   /// the bytes written, or nullopt when the stream has no such fast path.

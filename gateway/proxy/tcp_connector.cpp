@@ -28,7 +28,7 @@ struct Attempt {
 Task<Connected<Socket>> TcpConnector::connect(const UpstreamEndpoint& endpoint,
                                               core::Duration timeout) {
   Connected<Socket> out;
-  auto conn = std::make_unique<UpstreamConnection<Socket>>(executor_);
+  auto conn = std::make_shared<UpstreamConnection<Socket>>(executor_);
   Attempt attempt{&conn->stream, nullptr};
   Deadline deadline(sweep_, &Attempt::expire, &attempt);
   deadline.arm(sweep_.clock().now() + timeout);
@@ -54,6 +54,7 @@ Task<Connected<Socket>> TcpConnector::connect(const UpstreamEndpoint& endpoint,
   }
   if (!out.error) {
     StreamOps<Socket>::prepare(conn->stream);
+    conn->watch(ops_);  // it will receive the response's first bytes
     out.connection = std::move(conn);
   }
   co_return out;

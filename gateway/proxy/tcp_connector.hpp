@@ -12,8 +12,9 @@ namespace sluice::proxy {
 /// TCP_NODELAY. Confined to the worker's thread; the sweep outlives it.
 class TcpConnector final : public Connector<Socket> {
  public:
-  TcpConnector(const Executor& executor, DeadlineSweep& sweep)
-      : executor_(executor), sweep_(sweep) {}
+  /// Watching reads (UpstreamConnection::watch) take their memory from `ops`.
+  TcpConnector(const Executor& executor, DeadlineSweep& sweep, std::pmr::memory_resource* ops)
+      : executor_(executor), sweep_(sweep), ops_(ops) {}
 
   Task<Connected<Socket>> connect(const UpstreamEndpoint& endpoint,
                                   core::Duration timeout) override;
@@ -21,6 +22,7 @@ class TcpConnector final : public Connector<Socket> {
  private:
   Executor executor_;
   DeadlineSweep& sweep_;
+  std::pmr::memory_resource* ops_;
 };
 
 }  // namespace sluice::proxy

@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/append.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/bind_allocator.hpp>
+#include <boost/asio/post.hpp>
 #include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <memory_resource>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -20,11 +27,24 @@
 namespace sluice::proxy {
 
 /// One connection to an upstream endpoint with its read buffer (which outlives single reads).
-/// Held by unique_ptr and never moved itself, so the pool hands out a pointer per request.
-/// It keeps `sluice_upstream_connections{backend, state}` true for as long as it lives: active
-/// while a request uses it, idle while pooled. The metrics outlive every connection.
+/// Shared (a pending read's handler holds it) and never moved itself.
+///
+/// While the connection idles in a pool, a read stays pending on it (watch()): it sees the
+/// upstream closing, or sending bytes nobody asked for, the moment it happens, so a checkout
+/// needs no check of its own (nginx keeps a read handler on idle upstream connections for the
+/// same reason); and it is the very read that receives the next response's first bytes
+/// (async_receive()), so reusing a connection costs no extra system call
+/// (docs/architecture.md, "Upstream connections").
+///
+/// It also keeps `sluice_upstream_connections{backend, state}` true for as long as it lives:
+/// active while a request uses it, idle while pooled. The metrics outlive every connection.
+/// Confined to the worker's thread.
 template <typename Stream>
-struct UpstreamConnection {
+class UpstreamConnection : public std::enable_shared_from_this<UpstreamConnection<Stream>> {
+ public:
+  /// How much the watching read asks for: a typical response head and small body.
+  static constexpr std::size_t kWatchRead = 4096;
+
   template <typename... Args>
   explicit UpstreamConnection(Args&&... args) : stream(std::forward<Args>(args)...) {}
   UpstreamConnection(const UpstreamConnection&) = delete;
@@ -49,10 +69,58 @@ struct UpstreamConnection {
     }
   }
 
+  /// Starts the watching read (once: a second call while it is pending does nothing). Its
+  /// operation takes memory from `ops`.
+  void watch(std::pmr::memory_resource* ops) {
+    if (watching_ || result_) {
+      return;
+    }
+    watching_ = true;
+    stream.async_read_some(buffer.prepare(kWatchRead),
+                           net::bind_allocator(std::pmr::polymorphic_allocator<std::byte>(ops),
+                                               [self = this->shared_from_this()](
+                                                   boost::system::error_code ec, std::size_t n) {
+                                                 self->on_read(ec, n);
+                                               }));
+  }
+  /// True while the watching read is pending with nothing read: the connection is intact.
+  [[nodiscard]] bool intact() const noexcept { return watching_; }
+  /// True when a watching read is pending or its result waits to be received.
+  [[nodiscard]] bool watched() const noexcept { return watching_ || result_.has_value(); }
+
+  /// The watching read's result; its bytes are already in `buffer`. Requires watched().
+  template <typename CompletionToken>
+  auto async_receive(CompletionToken&& token) {
+    return net::async_initiate<CompletionToken, void(boost::system::error_code, std::size_t)>(
+        [this](auto handler) {
+          if (result_) {
+            const auto [ec, n] = *result_;
+            result_.reset();
+            net::post(stream.get_executor(), net::append(std::move(handler), ec, n));
+            return;
+          }
+          waiter_.emplace(std::move(handler));
+        },
+        token);
+  }
+
   Stream stream;
   beast::flat_buffer buffer;
 
  private:
+  void on_read(boost::system::error_code ec, std::size_t n) {
+    watching_ = false;
+    if (!ec) {
+      buffer.commit(n);
+    }
+    if (waiter_) {
+      auto waiter = std::move(*waiter_);
+      waiter_.reset();
+      std::move(waiter)(ec, n);
+    } else {
+      result_.emplace(ec, n);
+    }
+  }
   void leave_state() {
     if (owner_ != nullptr) {
       (idle_ ? owner_->idle : owner_->active).fetch_sub(1, std::memory_order_relaxed);
@@ -60,24 +128,30 @@ struct UpstreamConnection {
       idle_ = false;
     }
   }
+
   metrics::BackendMetrics* owner_ = nullptr;
   bool idle_ = false;
+  bool watching_ = false;
+  std::optional<std::pair<boost::system::error_code, std::size_t>> result_;
+  std::optional<net::any_completion_handler<void(boost::system::error_code, std::size_t)>> waiter_;
 };
 
 template <typename Stream>
-using ConnectionPtr = std::unique_ptr<UpstreamConnection<Stream>>;
+using ConnectionPtr = std::shared_ptr<UpstreamConnection<Stream>>;
 
 /// Idle keep-alive connections to upstream endpoints, for one worker thread: pools are per
-/// thread and lock-free (docs/architecture.md, "Threads"). A connection has exactly one owner:
-/// checkout() hands it out and checkin() takes it back. Checkout is LIFO (the most recently
-/// used connection is the most likely to be alive) and drops connections the upstream has
-/// closed (StreamOps::looks_alive: a non-blocking peek sees EOF or stray bytes) or that idled
-/// longer than `max_idle_time`. Confined to one thread; the clock must outlive the pool.
+/// thread and lock-free (docs/architecture.md, "Threads"). A connection has one user at a time:
+/// checkout() hands it out and checkin() takes it back, watching it. Checkout is LIFO (the most
+/// recently used connection is the most likely to be alive) and drops connections whose watching
+/// read saw the upstream close or send unasked bytes, or that idled longer than `max_idle_time`.
+/// Confined to one thread; the clock must outlive the pool.
 template <typename Stream>
 class UpstreamPool {
  public:
-  UpstreamPool(const core::Clock& clock, core::Duration max_idle_time)
-      : clock_(clock), max_idle_time_(max_idle_time) {}
+  /// Watching reads take their memory from `ops`.
+  UpstreamPool(const core::Clock& clock, core::Duration max_idle_time,
+               std::pmr::memory_resource* ops = std::pmr::get_default_resource())
+      : clock_(clock), max_idle_time_(max_idle_time), ops_(ops) {}
 
   /// A live idle connection to `endpoint` (the endpoint's label), or null.
   ConnectionPtr<Stream> checkout(std::string_view endpoint) {
@@ -91,8 +165,7 @@ class UpstreamPool {
       Idle entry = std::move(stack.back());
       stack.pop_back();
       --idle_count_;
-      if (now - entry.since < max_idle_time_ &&
-          StreamOps<Stream>::looks_alive(entry.connection->stream)) {
+      if (now - entry.since < max_idle_time_ && entry.connection->intact()) {
         return std::move(entry.connection);
       }
       StreamOps<Stream>::close(entry.connection->stream);
@@ -119,6 +192,7 @@ class UpstreamPool {
     if (connection->buffer.capacity() > kIdleBufferLimit) {
       connection->buffer.shrink_to_fit();  // after a large body: an idle connection keeps little
     }
+    connection->watch(ops_);
     it->second.push_back(Idle{std::move(connection), clock_.now()});
     ++idle_count_;
   }
@@ -131,8 +205,8 @@ class UpstreamPool {
       const bool kept_endpoint = keep(it->first);
       auto& stack = it->second;
       std::erase_if(stack, [&](Idle& e) {
-        const bool drop = !kept_endpoint || now - e.since >= max_idle_time_ ||
-                          !StreamOps<Stream>::looks_alive(e.connection->stream);
+        const bool drop =
+            !kept_endpoint || now - e.since >= max_idle_time_ || !e.connection->intact();
         if (drop) {
           StreamOps<Stream>::close(e.connection->stream);
           ++closed;
@@ -173,6 +247,7 @@ class UpstreamPool {
 
   const core::Clock& clock_;
   core::Duration max_idle_time_;
+  std::pmr::memory_resource* ops_;
   std::unordered_map<std::string, std::vector<Idle>, Hash, std::equal_to<>> idle_;
   std::size_t idle_count_ = 0;
 };
@@ -186,7 +261,8 @@ struct Connected {
 
 /// Opens new upstream connections: the seam between the exchange and the network. The TCP
 /// connector (tcp_connector.hpp) resolves and connects; tests connect in-memory streams to
-/// scripted peers. Confined to the worker's thread.
+/// scripted peers. A connection it returns is watched (UpstreamConnection::watch()): the read
+/// that will receive the response is pending. Confined to the worker's thread.
 template <typename Stream>
 class Connector {
  public:

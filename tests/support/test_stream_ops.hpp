@@ -27,9 +27,6 @@ struct StreamOps<testing::TestStream> {
   static void shutdown_send(testing::TestStream& s) noexcept { s.close(); }
   static void close(testing::TestStream& s) noexcept { s.close(); }
   [[nodiscard]] static bool is_open(const testing::TestStream& /*s*/) noexcept { return true; }
-  [[nodiscard]] static bool looks_alive(testing::TestStream& s) noexcept {
-    return s.buffer().size() == 0;  // nothing unasked for
-  }
   template <typename Buffers>
   static std::optional<std::size_t> write_now(testing::TestStream& /*s*/,
                                               const Buffers& /*buffers*/,
