@@ -223,8 +223,7 @@ Task<boost::system::error_code> read_response_head(Exchange<Down, Up>& x) {
       co_return boost::beast::http::error::header_limit;
     }
     // The connection's watching read (pending since it was pooled or connected) receives the
-    // first bytes; a further read is started the same way.
-    x.conn->watch(x.up.ops);
+    // first bytes; async_receive() starts a further one the same way.
     auto [ec, n] = co_await x.conn->async_receive(pooled(x.up.ops));
     if (ec) {
       co_return x.up_read.expired() ? boost::system::error_code(beast::error::timeout) : ec;
@@ -676,7 +675,7 @@ Task<void> exchange(RequestContext& ctx, Downstream<Down> down, UpstreamContext<
         ec = boost::beast::http::error::header_limit;
         break;
       }
-      x.conn->watch(up.ops);  // the watching read is usually pending already: no system call
+      // The watching read, pending since the connection was pooled: no system call of its own.
       auto [rec, n] = co_await x.conn->async_receive(pooled(up.ops));
       if (rec) {
         ec = x.up_read.expired() ? boost::system::error_code(beast::error::timeout) : rec;

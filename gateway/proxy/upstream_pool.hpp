@@ -4,7 +4,6 @@
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/append.hpp>
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <cstddef>
@@ -75,24 +74,19 @@ class UpstreamConnection : public std::enable_shared_from_this<UpstreamConnectio
     if (watching_ || result_) {
       return;
     }
+    ops_ = ops;
     watching_ = true;
-    stream.async_read_some(buffer.prepare(kWatchRead),
-                           net::bind_allocator(std::pmr::polymorphic_allocator<std::byte>(ops),
-                                               [self = this->shared_from_this()](
-                                                   boost::system::error_code ec, std::size_t n) {
-                                                 self->on_read(ec, n);
-                                               }));
+    stream.async_read_some(buffer.prepare(kWatchRead), WatchHandler{this->shared_from_this(), ops});
   }
   /// True while the watching read is pending with nothing read: the connection is intact.
   [[nodiscard]] bool intact() const noexcept { return watching_; }
-  /// True when a watching read is pending or its result waits to be received.
-  [[nodiscard]] bool watched() const noexcept { return watching_ || result_.has_value(); }
-
-  /// The watching read's result; its bytes are already in `buffer`. Requires watched().
+  /// The watching read's result; its bytes are already in `buffer`. Starts one when none is
+  /// pending (watch() with the pool the connection last used).
   template <typename CompletionToken>
   auto async_receive(CompletionToken&& token) {
     return net::async_initiate<CompletionToken, void(boost::system::error_code, std::size_t)>(
         [this](auto handler) {
+          watch(ops_);
           if (result_) {
             const auto [ec, n] = *result_;
             result_.reset();
@@ -108,6 +102,20 @@ class UpstreamConnection : public std::enable_shared_from_this<UpstreamConnectio
   beast::flat_buffer buffer;
 
  private:
+  /// The watching read's completion: keeps the connection alive until it runs, runs on the
+  /// stream's executor, and takes its operation's memory from the worker's pool.
+  struct WatchHandler {
+    using executor_type = typename Stream::executor_type;
+    using allocator_type = std::pmr::polymorphic_allocator<std::byte>;
+    std::shared_ptr<UpstreamConnection> self;
+    std::pmr::memory_resource* ops;
+    [[nodiscard]] executor_type get_executor() const noexcept {
+      return self->stream.get_executor();
+    }
+    [[nodiscard]] allocator_type get_allocator() const noexcept { return allocator_type(ops); }
+    void operator()(boost::system::error_code ec, std::size_t n) const { self->on_read(ec, n); }
+  };
+
   void on_read(boost::system::error_code ec, std::size_t n) {
     watching_ = false;
     if (!ec) {
@@ -117,9 +125,11 @@ class UpstreamConnection : public std::enable_shared_from_this<UpstreamConnectio
       auto waiter = std::move(*waiter_);
       waiter_.reset();
       std::move(waiter)(ec, n);
-    } else {
-      result_.emplace(ec, n);
+    } else if (ec) {
+      result_.emplace(ec, n);  // the connection is done for: async_receive() reports why
     }
+    // (Bytes nobody waited for are in `buffer`: the exchange that asked finds them there, and a
+    // pooled connection is no longer intact().)
   }
   void leave_state() {
     if (owner_ != nullptr) {
@@ -132,6 +142,7 @@ class UpstreamConnection : public std::enable_shared_from_this<UpstreamConnectio
   metrics::BackendMetrics* owner_ = nullptr;
   bool idle_ = false;
   bool watching_ = false;
+  std::pmr::memory_resource* ops_ = std::pmr::get_default_resource();
   std::optional<std::pair<boost::system::error_code, std::size_t>> result_;
   std::optional<net::any_completion_handler<void(boost::system::error_code, std::size_t)>> waiter_;
 };

@@ -21,9 +21,10 @@ namespace sluice::proxy {
 
 template <>
 struct StreamOps<testing::TestStream> {
-  /// A test stream cannot cancel one operation: closing it fails a pending read with
-  /// operation_aborted, which is what a deadline does to a socket.
-  static void cancel(testing::TestStream& s) noexcept { s.close(); }
+  /// A test stream cannot cancel an operation; ending its input fails a pending read (with
+  /// eof) and leaves it writable, which is what a deadline does to a socket (the data path
+  /// asks the deadline, not the error, whether time ran out).
+  static void cancel(testing::TestStream& s) noexcept { s.close_remote(); }
   static void shutdown_send(testing::TestStream& s) noexcept { s.close(); }
   static void close(testing::TestStream& s) noexcept { s.close(); }
   [[nodiscard]] static bool is_open(const testing::TestStream& /*s*/) noexcept { return true; }
