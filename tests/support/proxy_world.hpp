@@ -51,9 +51,14 @@ class TestConnector final : public proxy::Connector<TestStream> {
       out.error = boost::asio::error::connection_refused;
       co_return out;
     }
-    auto conn = std::make_shared<proxy::UpstreamConnection<TestStream>>(ioc_.get_executor());
+    auto conn = fail != nullptr
+                    ? std::make_shared<proxy::UpstreamConnection<TestStream>>(ioc_, *fail)
+                    : std::make_shared<proxy::UpstreamConnection<TestStream>>(ioc_.get_executor());
     auto remote = std::make_unique<TestStream>(ioc_.get_executor());
     conn->stream.connect(*remote);
+    if (read_size != 0) {
+      conn->stream.read_size(read_size);
+    }
     if (!responses.empty()) {
       remote->write_size(1 << 20);
       boost::asio::write(*remote, boost::asio::buffer(responses.front()));
@@ -74,6 +79,10 @@ class TestConnector final : public proxy::Connector<TestStream> {
   std::set<std::string, std::less<>> refused;      ///< endpoint labels that refuse
   std::vector<std::unique_ptr<TestStream>> peers;  ///< the upstream ends, in connect order
   int connects = 0;
+  /// When set, the exchange's end of every new connection fails the operation it counts down to.
+  boost::beast::test::fail_count* fail = nullptr;
+  /// When set, the exchange's end of a new connection reads at most this much at a time.
+  std::size_t read_size = 0;
 
  private:
   boost::asio::io_context& ioc_;

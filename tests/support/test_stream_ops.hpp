@@ -25,6 +25,8 @@ struct StreamOps<testing::TestStream> {
   /// eof) and leaves it writable, which is what a deadline does to a socket (the data path
   /// asks the deadline, not the error, whether time ran out).
   static void cancel(testing::TestStream& s) noexcept { s.close_remote(); }
+  /// cancel() as a Deadline's expire function.
+  static void cancel_void(void* s) noexcept { cancel(*static_cast<testing::TestStream*>(s)); }
   static void shutdown_send(testing::TestStream& s) noexcept { s.close(); }
   static void close(testing::TestStream& s) noexcept { s.close(); }
   [[nodiscard]] static bool is_open(const testing::TestStream& /*s*/) noexcept { return true; }

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/proxy/upstream_pool.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory_resource>
+
+#include "tests/support/manual_clock.hpp"
+#include "tests/support/test_stream_ops.hpp"
+
+namespace sluice::proxy {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::TestStream;
+using Connection = UpstreamConnection<TestStream>;
+
+class UpstreamPoolTest : public ::testing::Test {
+ protected:
+  /// A new connection to a remote end the test keeps.
+  ConnectionPtr<TestStream> connection() {
+    auto c = std::make_shared<Connection>(ioc_.get_executor());
+    remotes_.push_back(std::make_unique<TestStream>(ioc_.get_executor()));
+    c->stream.connect(*remotes_.back());
+    c->mark_active(metrics_);
+    return c;
+  }
+  void run() {
+    ioc_.restart();
+    ioc_.poll();
+  }
+
+  testing::ManualClock clock_;
+  boost::asio::io_context ioc_{1};
+  std::pmr::unsynchronized_pool_resource ops_;
+  UpstreamPool<TestStream> pool_{clock_, 30s, &ops_};
+  metrics::BackendMetrics metrics_;
+  std::vector<std::unique_ptr<TestStream>> remotes_;
+};
+
+TEST_F(UpstreamPoolTest, HandsBackTheMostRecentlyUsedConnectionFirst) {
+  auto a = connection();
+  auto b = connection();
+  const auto* first = a.get();
+  const auto* second = b.get();
+  pool_.checkin("e", std::move(a), 8);
+  pool_.checkin("e", std::move(b), 8);
+  EXPECT_EQ(pool_.idle(), 2U);
+  EXPECT_EQ(metrics_.idle.load(), 2);
+  EXPECT_EQ(metrics_.active.load(), 0);
+  EXPECT_EQ(pool_.checkout("e").get(), second);
+  EXPECT_EQ(pool_.checkout("e").get(), first);
+  EXPECT_EQ(pool_.checkout("e"), nullptr);
+  EXPECT_EQ(pool_.checkout("other"), nullptr);
+}
+
+TEST_F(UpstreamPoolTest, KeepsAtMostMaxIdlePerEndpoint) {
+  pool_.checkin("e", connection(), 1);
+  pool_.checkin("e", connection(), 1);
+  pool_.checkin("e", connection(), 0);
+  EXPECT_EQ(pool_.idle(), 1U);
+}
+
+TEST_F(UpstreamPoolTest, ForgetsConnectionsIdleTooLong) {
+  pool_.checkin("e", connection(), 8);
+  clock_.advance(30s - 1ns);
+  auto c = pool_.checkout("e");
+  ASSERT_NE(c, nullptr);
+  pool_.checkin("e", std::move(c), 8);
+  clock_.advance(30s);
+  EXPECT_EQ(pool_.checkout("e"), nullptr);
+}
+
+TEST_F(UpstreamPoolTest, AConnectionTheUpstreamClosedOrWroteToIsNotHandedOut) {
+  pool_.checkin("closed", connection(), 8);
+  pool_.checkin("chatty", connection(), 8);
+  remotes_[0]->close();  // the upstream ended its idle connection
+  boost::asio::write(*remotes_[1], boost::asio::buffer(std::string_view("HTTP/1.1 200 OK\r\n")));
+  run();  // the watching reads see both
+  EXPECT_EQ(pool_.checkout("closed"), nullptr);
+  EXPECT_EQ(pool_.checkout("chatty"), nullptr);
+  EXPECT_EQ(pool_.idle(), 0U);
+}
+
+TEST_F(UpstreamPoolTest, SweepClosesStaleOnesAndThoseOfRemovedEndpoints) {
+  pool_.checkin("kept", connection(), 8);
+  pool_.checkin("removed", connection(), 8);
+  pool_.checkin("kept", connection(), 8);
+  remotes_[2]->close();
+  run();
+  EXPECT_EQ(pool_.sweep([](std::string_view e) { return e == "kept"; }), 2U);
+  EXPECT_EQ(pool_.idle(), 1U);
+  EXPECT_NE(pool_.checkout("kept"), nullptr);
+}
+
+TEST_F(UpstreamPoolTest, TheWatchingReadReceivesTheNextResponse) {
+  pool_.checkin("e", connection(), 8);
+  auto c = pool_.checkout("e");
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(c->intact());  // its read is pending
+  boost::asio::write(*remotes_[0], boost::asio::buffer(std::string_view("abc")));
+  boost::system::error_code got_ec = boost::asio::error::would_block;
+  std::size_t got_n = 0;
+  c->async_receive([&](boost::system::error_code ec, std::size_t n) {
+    got_ec = ec;
+    got_n = n;
+  });
+  run();
+  EXPECT_FALSE(got_ec);
+  EXPECT_EQ(got_n, 3U);
+  EXPECT_EQ(c->buffer.size(), 3U);  // already in the connection's buffer
+}
+
+TEST_F(UpstreamPoolTest, ClearClosesEverything) {
+  pool_.checkin("a", connection(), 8);
+  pool_.checkin("b", connection(), 8);
+  pool_.clear();
+  EXPECT_EQ(pool_.idle(), 0U);
+  EXPECT_EQ(pool_.checkout("a"), nullptr);
+}
+
+}  // namespace
+}  // namespace sluice::proxy
