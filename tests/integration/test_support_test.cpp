@@ -83,6 +83,22 @@ TEST(ChildProcessTest, DestructorKillsARunningChild) {
 
 TEST(ChildProcessTest, ThrowsForAMissingProgram) {
   EXPECT_THROW(ChildProcess({"/nonexistent/program"}), std::runtime_error);
+  EXPECT_THROW((void)testing::run_process({"/nonexistent/program"}), std::runtime_error);
+}
+
+TEST(RunProcessTest, ReturnsTheExitCodeAndBothStreams) {
+  const auto r = testing::run_process({"/bin/sh", "-c", "echo out; echo err >&2; exit 4"});
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_EQ(r.out, "out\n");
+  EXPECT_EQ(r.err, "err\n");
+  EXPECT_EQ(testing::run_process({"/bin/sh", "-c", "kill -TERM $$"}).exit_code, 128 + SIGTERM);
+}
+
+TEST(RunProcessTest, ACommandThatDoesNotExitInTimeIsAnError) {
+  const auto started = Clock::now();
+  EXPECT_THROW((void)testing::run_process({"/bin/sleep", "30"}, milliseconds(200)),
+               std::runtime_error);
+  EXPECT_LT(Clock::now() - started, milliseconds(2000));
 }
 
 TEST(RawPeerTest, NeverAnswerKeepsTheConnectionOpen) {

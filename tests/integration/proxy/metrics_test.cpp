@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "tests/integration/proxy/proxy_fixture.hpp"
-#include "tests/support/process.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/raw_peer.hpp"
 
 namespace sluice::testing {
