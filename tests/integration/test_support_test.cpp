@@ -12,6 +12,7 @@
 #include "tests/support/http_client.hpp"
 #include "tests/support/raw_peer.hpp"
 #include "tests/support/sluice_process.hpp"
+#include "tests/support/wait.hpp"
 
 namespace sluice {
 namespace {
@@ -99,6 +100,22 @@ TEST(RunProcessTest, ACommandThatDoesNotExitInTimeIsAnError) {
   EXPECT_THROW((void)testing::run_process({"/bin/sleep", "30"}, milliseconds(200)),
                std::runtime_error);
   EXPECT_LT(Clock::now() - started, milliseconds(2000));
+}
+
+TEST(WaitUntilTest, ReturnsAsSoonAsTheConditionHolds) {
+  int polls = 0;
+  EXPECT_TRUE(testing::wait_until("the third poll", [&] { return ++polls == 3; }));
+  EXPECT_EQ(polls, 3);
+}
+
+TEST(WaitUntilTest, FailsAfterTheTimeoutNamingWhatItWaitedFor) {
+  const auto started = Clock::now();
+  const auto result = testing::wait_until(
+      "pigs to fly", [] { return false; }, milliseconds(100));
+  EXPECT_FALSE(result);
+  EXPECT_GE(Clock::now() - started, milliseconds(100));
+  EXPECT_LT(Clock::now() - started, milliseconds(2000));
+  EXPECT_STREQ(result.message(), "timed out after 100 ms waiting for: pigs to fly");
 }
 
 TEST(RawPeerTest, NeverAnswerKeepsTheConnectionOpen) {

@@ -53,9 +53,9 @@ TEST_F(AdminBackendsTest, ShowsEndpointsTuningAndTheWindowTheBreakerDecidesOn) {
       "window_ms":10000,"buckets":40,"failure_statuses":[500,502,503,504]})"));
   EXPECT_EQ(demo["window"], json::parse(R"({"requests":5,"accepts":3,"drop_probability":0.0})"));
   // The same numbers as the scrape.
-  const std::string scrape = scrape_metrics(*gateway);
-  EXPECT_EQ(metric_value(scrape, "sluice_breaker_window_requests", {{"backend", "demo"}}), 5);
-  EXPECT_EQ(metric_value(scrape, "sluice_breaker_window_accepts", {{"backend", "demo"}}), 3);
+  const Scrape scrape = scrape_metrics(*gateway);
+  EXPECT_EQ(scrape.value("sluice_breaker_window_requests", {{"backend", "demo"}}), 5);
+  EXPECT_EQ(scrape.value("sluice_breaker_window_accepts", {{"backend", "demo"}}), 3);
 }
 
 TEST_F(AdminBackendsTest, RetuningTheBreakerIsVisibleAndChangesWhatItDoes) {

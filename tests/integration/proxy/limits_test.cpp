@@ -324,19 +324,13 @@ TEST_F(LimitsTest, ShadowModeNeverRejectsButShowsAndCountsTheExcess) {
   // Exactly the three past the limit are shadow_limited; shadow-limited ones are not counted in
   // the window, so nothing is "limited".
   const Labels shadow{{"policy", "p"}, {"result", "shadow_limited"}};
-  auto text = scrape_metrics(gateway);
-  const auto deadline = Clock::now() + kDefaultTimeout;
-  while (metric_value(text, "sluice_ratelimit_requests_total", shadow) < 3 &&
-         Clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(20));
-    text = scrape_metrics(gateway);
-  }
-  EXPECT_EQ(metric_value(text, "sluice_ratelimit_requests_total", shadow), 3) << text;
-  EXPECT_EQ(metric_value(text, "sluice_ratelimit_requests_total",
-                         {{"policy", "p"}, {"result", "allowed"}}),
+  const Scrape s = scrape_until(gateway, "3 shadow-limited requests counted", [&](const Scrape& t) {
+    return t.value("sluice_ratelimit_requests_total", shadow) >= 3;
+  });
+  EXPECT_EQ(s.value("sluice_ratelimit_requests_total", shadow), 3) << s.text();
+  EXPECT_EQ(s.value("sluice_ratelimit_requests_total", {{"policy", "p"}, {"result", "allowed"}}),
             2);
-  EXPECT_EQ(metric_value(text, "sluice_ratelimit_requests_total",
-                         {{"policy", "p"}, {"result", "limited"}}),
+  EXPECT_EQ(s.value("sluice_ratelimit_requests_total", {{"policy", "p"}, {"result", "limited"}}),
             0);
 }
 

@@ -33,10 +33,6 @@ class RedisGatewayTest : public ::testing::Test {
     return redis_gateway_config(backend.endpoint(), redis.port(), requests, on_error, window_ms,
                                 buckets);
   }
-
-  static double metric(const SluiceProcess& gateway, const char* name, Labels labels) {
-    return gateway_metric(gateway, name, std::move(labels));
-  }
 };
 
 TEST_F(RedisGatewayTest, TwoReplicasEnforceOneLimit) {
@@ -115,9 +111,9 @@ TEST_F(RedisGatewayTest, LocalDecidesInProcessAtTheFullLimitAndComesBack) {
     EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(100 + 400));
   }
   EXPECT_EQ(status_for(client, "carol"), 429U);
-  EXPECT_EQ(metric(a, "sluice_store_fallback_active", {{"store", "redis"}}), 1);
-  EXPECT_GT(metric(a, "sluice_store_operations_total", {{"store", "redis"}, {"result", "error"}}),
-            0);
+  const Scrape s = scrape_metrics(a);
+  EXPECT_EQ(s.value("sluice_store_fallback_active", {{"store", "redis"}}), 1);
+  EXPECT_GT(s.value("sluice_store_operations_total", {{"store", "redis"}, {"result", "error"}}), 0);
   EXPECT_TRUE(a.process().wait_for_line("redis store unavailable: on_error=local in force"));
   redis.start();
   wait_until_using_redis(a, client);  // the fallback gauge is back to 0 without a restart
@@ -174,8 +170,9 @@ TEST_F(RedisGatewayTest, ASlowRedisTimesOutIntoTheFallbackWithoutHangingRequests
   EXPECT_EQ(status_for(client, "gina"), 200U);
   EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(100 + 300));
   sleeper.join();
-  EXPECT_GE(metric(a, "sluice_store_operations_total", {{"store", "redis"}, {"result", "timeout"}}),
-            1);
+  EXPECT_GE(
+      metric_value(a, "sluice_store_operations_total", {{"store", "redis"}, {"result", "timeout"}}),
+      1);
 }
 
 TEST(RedisAuthTest, AuthenticatesWithThePasswordFromTheNamedVariable) {
