@@ -166,10 +166,21 @@ TEST(RawPeerTest, RespondsOkThenClosesWhenIdle) {
     EXPECT_TRUE(res.keep_alive());
   }
   const auto idle_from = Clock::now();
+  EXPECT_EQ(peer.idle_closes(), 0U);
+  EXPECT_TRUE(peer.wait_for_idle_closes(1));
   EXPECT_TRUE(client.closed_by_peer());
   EXPECT_GE(Clock::now() - idle_from, milliseconds(100));
   EXPECT_EQ(peer.accepted(), 1U);
   EXPECT_EQ(peer.requests(), 2U);
+  // A connection the client closes first is not an idle close.
+  HttpClient leaving(peer.port());
+  EXPECT_EQ(leaving.get("/once").result_int(), 200U);
+  leaving.close();
+  HttpClient staying(peer.port());
+  EXPECT_EQ(staying.get("/once").result_int(), 200U);
+  EXPECT_TRUE(peer.wait_for_idle_closes(2));
+  EXPECT_TRUE(staying.closed_by_peer());
+  EXPECT_EQ(peer.idle_closes(), 2U) << "the connection closed by the client was counted";
 }
 
 TEST(RawPeerTest, RefusedPortsRefuse) {

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "tests/support/metrics_text.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/sluice_process.hpp"
+#include "tests/support/wait.hpp"
 
 namespace sluice::testing {
 namespace {
@@ -90,13 +92,17 @@ TEST_F(RedisGatewayTest, AConcurrentBurstAcrossBothReplicasNeverExceedsTheLimit)
 }
 
 TEST_F(RedisGatewayTest, TheWindowSlides) {
-  SluiceProcess a(config(2, "local", 400, 4));
+  constexpr std::int64_t kWidth = 100;  // 400 ms in 4 buckets, on Redis' clock
+  SluiceProcess a(config(2, "local", 4 * kWidth, 4));
   HttpClient client(a.proxy_port());
   wait_until_using_redis(a, client);
   EXPECT_EQ(status_for(client, "slider"), 200U);
   EXPECT_EQ(status_for(client, "slider"), 200U);
+  const std::int64_t last_counted_bucket = redis.time_ms() / kWidth;
   EXPECT_EQ(status_for(client, "slider"), 429U);
-  std::this_thread::sleep_for(milliseconds(450));
+  // Time passing is the behaviour here: once Redis' clock is a whole window past the bucket of
+  // the last admitted request, both counts have left the window.
+  ASSERT_TRUE(wait_for_redis_clock(redis, (last_counted_bucket + 4) * kWidth));
   EXPECT_EQ(status_for(client, "slider"), 200U);
 }
 
@@ -165,7 +171,13 @@ TEST_F(RedisGatewayTest, ASlowRedisTimesOutIntoTheFallbackWithoutHangingRequests
   HttpClient client(a.proxy_port());
   wait_until_using_redis(a, client);
   std::thread sleeper([&] { redis.command({"DEBUG", "SLEEP", "0.6"}); });
-  std::this_thread::sleep_for(milliseconds(50));
+  // Redis answers nothing while it sleeps: wait until a PING goes unanswered for 50 ms.
+  const auto asleep = wait_until("Redis to be inside DEBUG SLEEP",
+                                 [&] { return !redis.answers_within(milliseconds(50)); });
+  if (!asleep) {
+    sleeper.join();
+    FAIL() << asleep.message();
+  }
   const auto started = std::chrono::steady_clock::now();
   EXPECT_EQ(status_for(client, "gina"), 200U);
   EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(100 + 300));
