@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "tests/support/process.hpp"
+#include "tests/support/child_process.hpp"
 
 namespace sluice {
 namespace {

@@ -12,6 +12,7 @@
 #include "tests/support/http_client.hpp"
 #include "tests/support/raw_peer.hpp"
 #include "tests/support/sluice_process.hpp"
+#include "tests/support/wait.hpp"
 
 namespace sluice {
 namespace {
@@ -83,6 +84,38 @@ TEST(ChildProcessTest, DestructorKillsARunningChild) {
 
 TEST(ChildProcessTest, ThrowsForAMissingProgram) {
   EXPECT_THROW(ChildProcess({"/nonexistent/program"}), std::runtime_error);
+  EXPECT_THROW((void)testing::run_process({"/nonexistent/program"}), std::runtime_error);
+}
+
+TEST(RunProcessTest, ReturnsTheExitCodeAndBothStreams) {
+  const auto r = testing::run_process({"/bin/sh", "-c", "echo out; echo err >&2; exit 4"});
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_EQ(r.out, "out\n");
+  EXPECT_EQ(r.err, "err\n");
+  EXPECT_EQ(testing::run_process({"/bin/sh", "-c", "kill -TERM $$"}).exit_code, 128 + SIGTERM);
+}
+
+TEST(RunProcessTest, ACommandThatDoesNotExitInTimeIsAnError) {
+  const auto started = Clock::now();
+  EXPECT_THROW((void)testing::run_process({"/bin/sleep", "30"}, milliseconds(200)),
+               std::runtime_error);
+  EXPECT_LT(Clock::now() - started, milliseconds(2000));
+}
+
+TEST(WaitUntilTest, ReturnsAsSoonAsTheConditionHolds) {
+  int polls = 0;
+  EXPECT_TRUE(testing::wait_until("the third poll", [&] { return ++polls == 3; }));
+  EXPECT_EQ(polls, 3);
+}
+
+TEST(WaitUntilTest, FailsAfterTheTimeoutNamingWhatItWaitedFor) {
+  const auto started = Clock::now();
+  const auto result = testing::wait_until(
+      "pigs to fly", [] { return false; }, milliseconds(100));
+  EXPECT_FALSE(result);
+  EXPECT_GE(Clock::now() - started, milliseconds(100));
+  EXPECT_LT(Clock::now() - started, milliseconds(2000));
+  EXPECT_STREQ(result.message(), "timed out after 100 ms waiting for: pigs to fly");
 }
 
 TEST(RawPeerTest, NeverAnswerKeepsTheConnectionOpen) {
@@ -133,10 +166,21 @@ TEST(RawPeerTest, RespondsOkThenClosesWhenIdle) {
     EXPECT_TRUE(res.keep_alive());
   }
   const auto idle_from = Clock::now();
+  EXPECT_EQ(peer.idle_closes(), 0U);
+  EXPECT_TRUE(peer.wait_for_idle_closes(1));
   EXPECT_TRUE(client.closed_by_peer());
   EXPECT_GE(Clock::now() - idle_from, milliseconds(100));
   EXPECT_EQ(peer.accepted(), 1U);
   EXPECT_EQ(peer.requests(), 2U);
+  // A connection the client closes first is not an idle close.
+  HttpClient leaving(peer.port());
+  EXPECT_EQ(leaving.get("/once").result_int(), 200U);
+  leaving.close();
+  HttpClient staying(peer.port());
+  EXPECT_EQ(staying.get("/once").result_int(), 200U);
+  EXPECT_TRUE(peer.wait_for_idle_closes(2));
+  EXPECT_TRUE(staying.closed_by_peer());
+  EXPECT_EQ(peer.idle_closes(), 2U) << "the connection closed by the client was counted";
 }
 
 TEST(RawPeerTest, RefusedPortsRefuse) {

@@ -311,4 +311,16 @@ bool ChildProcess::wait_drained(std::chrono::milliseconds timeout) {
   return changed_.wait_for(lock, timeout, [this] { return drained_; });
 }
 
+ProcessResult run_process(std::vector<std::string> argv, std::chrono::milliseconds timeout,
+                          const ChildProcess::Env& env) {
+  ChildProcess child(std::move(argv), env);
+  const auto code = child.wait_exit(timeout);
+  if (!code) {
+    throw std::runtime_error(child.argv().front() + " did not exit within " +
+                             std::to_string(timeout.count()) + " ms; output so far:\n" +
+                             child.output());
+  }  // ~ChildProcess kills it
+  return {*code, child.stdout_text(), child.stderr_text()};
+}
+
 }  // namespace sluice::testing

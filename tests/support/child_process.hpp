@@ -26,7 +26,9 @@ struct OutputLine {
   std::string text;
 };
 
-/// A child process for integration tests: argv[0] is a path (no shell, no PATH search), stdin
+/// A child process for integration tests, and the one process runner of tests/support (the
+/// gateway, the demo backend, redis-server and run_process all start theirs through it):
+/// argv[0] is a path (no shell, no PATH search), stdin
 /// is /dev/null, and stdout and stderr are captured through pipes by a reader thread into lines
 /// (an unterminated last line counts once the stream ends) and into the full text.
 ///
@@ -112,5 +114,19 @@ class ChildProcess {
   std::string output_;      // both, interleaved
   bool drained_ = false;    // both streams reached end of file
 };
+
+/// What a command run to completion did (run_process).
+struct ProcessResult {
+  int exit_code = -1;  ///< its exit code, or 128 + the signal that killed it
+  std::string out;     ///< all of stdout
+  std::string err;     ///< all of stderr
+};
+
+/// Runs `argv` (argv[0] is a path; no shell) to completion as a ChildProcess, for tests of
+/// short-lived commands. Throws std::runtime_error if it cannot be started, or if it has not
+/// exited within `timeout` (it is killed then, and the message holds its output so far).
+ProcessResult run_process(std::vector<std::string> argv,
+                          std::chrono::milliseconds timeout = std::chrono::seconds(30),
+                          const ChildProcess::Env& env = {});
 
 }  // namespace sluice::testing

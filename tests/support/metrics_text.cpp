@@ -1,66 +1,56 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tests/support/metrics_text.hpp"
 
-#include <algorithm>
-#include <cstdlib>
+#include <gtest/gtest.h>
+
+#include <optional>
 #include <stdexcept>
+#include <string>
 
 #include "tests/support/http_client.hpp"
+#include "tests/support/wait.hpp"
 
 namespace sluice::testing {
 
-double metric_value(std::string_view scrape, std::string_view name, Labels want) {
-  std::sort(want.begin(), want.end());
-  std::size_t start = 0;
-  while (start < scrape.size()) {
-    const std::size_t end = std::min(scrape.find('\n', start), scrape.size());
-    const std::string_view line = scrape.substr(start, end - start);
-    start = end + 1;
-    if (!line.starts_with(name) || line.size() == name.size()) {
-      continue;
-    }
-    std::size_t pos = name.size();
-    Labels labels;
-    if (line[pos] == '{') {
-      ++pos;
-      while (pos < line.size() && line[pos] != '}') {
-        const std::size_t eq = line.find("=\"", pos);
-        if (eq == std::string_view::npos) {
-          break;
-        }
-        std::string label(line.substr(pos, eq - pos));
-        std::string value;
-        for (pos = eq + 2; pos < line.size() && line[pos] != '"'; ++pos) {
-          if (line[pos] == '\\' && pos + 1 < line.size()) {
-            ++pos;
-            value += line[pos] == 'n' ? '\n' : line[pos];
-          } else {
-            value += line[pos];
-          }
-        }
-        pos += (pos + 1 < line.size() && line[pos + 1] == ',') ? 2 : 1;
-        labels.emplace_back(std::move(label), std::move(value));
-      }
-      ++pos;
-    }
-    if (pos >= line.size() || line[pos] != ' ') {
-      continue;  // another family whose name starts with `name`
-    }
-    std::sort(labels.begin(), labels.end());
-    if (labels == want) {
-      return std::strtod(std::string(line.substr(pos + 1)).c_str(), nullptr);
-    }
-  }
-  return 0;
-}
-
-std::string scrape_metrics(const SluiceProcess& gateway) {
-  HttpClient admin(gateway.admin_port());
+Scrape scrape_metrics(std::uint16_t admin_port) {
+  HttpClient admin(admin_port);
   const Response res = admin.get("/metrics");
   if (res.result_int() != 200) {
-    throw std::runtime_error("GET /metrics: " + std::to_string(res.result_int()));
+    throw std::runtime_error("GET /metrics: " + std::to_string(res.result_int()) + " " +
+                             res.body());
   }
-  return res.body();
+  return Scrape(res.body());
+}
+
+Scrape scrape_metrics(const SluiceProcess& gateway) {
+  return scrape_metrics(gateway.admin_port());
+}
+
+double metric_value(const SluiceProcess& gateway, std::string_view name, const Labels& labels) {
+  return scrape_metrics(gateway).value(name, labels);
+}
+
+Scrape scrape_until(std::uint16_t admin_port, std::string_view what,
+                    const std::function<bool(const Scrape&)>& done,
+                    std::chrono::milliseconds timeout) {
+  std::optional<Scrape> last;
+  const auto held = wait_until(
+      what,
+      [&] {
+        last.emplace(scrape_metrics(admin_port));
+        return done(*last);
+      },
+      timeout, std::chrono::milliseconds(20));
+  if (!held) {
+    ADD_FAILURE() << held.message();
+  }
+  return std::move(*last);
+}
+
+Scrape scrape_until(const SluiceProcess& gateway, std::string_view what,
+                    const std::function<bool(const Scrape&)>& done,
+                    std::chrono::milliseconds timeout) {
+  return scrape_until(gateway.admin_port(), what, done, timeout);
 }
 
 }  // namespace sluice::testing

@@ -15,6 +15,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <functional>
 #include <tuple>
 
 #include "tests/support/as_tuple.hpp"
@@ -40,11 +41,15 @@ net::awaitable<void> pause(std::chrono::milliseconds duration) {
   co_await timer.async_wait(kAsTuple);
 }
 
-/// FIN, then read and drop until the peer closes too (or 1 s): closing with unread bytes would
-/// turn the FIN into a reset.
-net::awaitable<void> close_gracefully(beast::tcp_stream& stream) {
+/// FIN, then `after_fin` (if any), then read and drop until the peer closes too (or 1 s):
+/// closing with unread bytes would turn the FIN into a reset.
+net::awaitable<void> close_gracefully(beast::tcp_stream& stream,
+                                      const std::function<void()>& after_fin = {}) {
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  if (after_fin) {
+    after_fin();
+  }
   std::array<char, 4096> sink{};
   stream.expires_after(std::chrono::seconds(1));
   for (;;) {
@@ -69,6 +74,7 @@ struct RawPeer::Connection {
   RawPeer& peer;
   beast::tcp_stream stream;
   beast::flat_buffer buffer;
+  beast::error_code last_read_error;  // of the last read_request
 
   /// Reads one request (header only, or all of it); false on error or timeout.
   net::awaitable<bool> read_request(bool whole, std::chrono::steady_clock::duration timeout) {
@@ -86,6 +92,7 @@ struct RawPeer::Connection {
     if (!ec) {
       peer.count_request();
     }
+    last_read_error = ec;
     co_return !ec;
   }
 
@@ -152,7 +159,11 @@ struct RawPeer::Connection {
       }
       timeout = peer.idle_close_;  // from now on, idleness ends the connection
     }
-    co_await close_gracefully(stream);
+    if (last_read_error == beast::error::timeout) {
+      co_await close_gracefully(stream, [this] { peer.count_idle_close(); });
+    } else {
+      co_await close_gracefully(stream);
+    }
   }
 };
 
@@ -177,7 +188,8 @@ RawPeer::RawPeer(Mode mode, std::chrono::milliseconds idle_close)
           count_accepted();
           net::co_spawn(
               ioc_,
-              [connection = Connection{*this, beast::tcp_stream(std::move(socket)), {}}]() mutable
+              [connection =
+                   Connection{*this, beast::tcp_stream(std::move(socket)), {}, {}}]() mutable
               -> net::awaitable<void> { co_await connection.run(); },
               net::detached);
         }
@@ -207,6 +219,22 @@ void RawPeer::count_request() {
   const std::lock_guard lock(mutex_);
   ++requests_;
   changed_.notify_all();
+}
+
+void RawPeer::count_idle_close() {
+  const std::lock_guard lock(mutex_);
+  ++idle_closes_;
+  changed_.notify_all();
+}
+
+std::size_t RawPeer::idle_closes() const {
+  const std::lock_guard lock(mutex_);
+  return idle_closes_;
+}
+
+bool RawPeer::wait_for_idle_closes(std::size_t n, std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mutex_);
+  return changed_.wait_for(lock, timeout, [&] { return idle_closes_ >= n; });
 }
 
 std::size_t RawPeer::accepted() const {

@@ -51,11 +51,16 @@ class RawPeer {
   [[nodiscard]] std::size_t accepted() const;
   /// Request headers read so far (over all connections).
   [[nodiscard]] std::size_t requests() const;
-  /// Wait until at least `n` connections / requests were seen; false on timeout.
+  /// Connections kRespondOkThenCloseIdle closed because they idled for `idle_close` (counted
+  /// once the FIN is sent; connections the other side closed first are not counted).
+  [[nodiscard]] std::size_t idle_closes() const;
+  /// Wait until at least `n` connections / requests / idle closes were seen; false on timeout.
   [[nodiscard]] bool wait_for_accepted(std::size_t n,
                                        std::chrono::milliseconds timeout = kDefaultTimeout) const;
   [[nodiscard]] bool wait_for_requests(std::size_t n,
                                        std::chrono::milliseconds timeout = kDefaultTimeout) const;
+  [[nodiscard]] bool wait_for_idle_closes(
+      std::size_t n, std::chrono::milliseconds timeout = kDefaultTimeout) const;
 
   /// A port that refuses connections: bind 127.0.0.1:0, read the port, close. (Another process
   /// may take it afterwards; RawPeer(Mode::kRefuse) keeps it reserved instead.)
@@ -69,6 +74,7 @@ class RawPeer {
   struct Connection;  // raw_peer.cpp
   void count_accepted();
   void count_request();
+  void count_idle_close();
 
   const Mode mode_;
   const std::chrono::milliseconds idle_close_;
@@ -81,6 +87,7 @@ class RawPeer {
   mutable std::condition_variable changed_;
   std::size_t accepted_ = 0;
   std::size_t requests_ = 0;
+  std::size_t idle_closes_ = 0;
 };
 
 }  // namespace sluice::testing

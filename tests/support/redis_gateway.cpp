@@ -4,7 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <thread>
+
+#include "tests/support/wait.hpp"
 
 namespace sluice::testing {
 
@@ -27,23 +28,20 @@ unsigned status_for(HttpClient& client, const std::string& key) {
   return client.get("/ok", {{"X-API-Key", key}}).result_int();
 }
 
-double gateway_metric(const SluiceProcess& gateway, const char* name, Labels labels) {
-  return metric_value(scrape_metrics(gateway), name, std::move(labels));
-}
-
 void wait_until_using_redis(SluiceProcess& gateway, HttpClient& client) {
-  const auto deadline = std::chrono::steady_clock::now() + kDefaultTimeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    const double ok = gateway_metric(gateway, "sluice_store_operations_total",
-                                     {{"store", "redis"}, {"result", "ok"}});
-    if (ok > 0 &&
-        gateway_metric(gateway, "sluice_store_fallback_active", {{"store", "redis"}}) == 0) {
-      return;
-    }
-    (void)status_for(client, "warm-up");
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ADD_FAILURE() << "the gateway never decided through Redis:\n" << gateway.process().output();
+  const auto using_redis = wait_until(
+      "the gateway's decisions to go to Redis",
+      [&] {
+        const Scrape s = scrape_metrics(gateway);
+        if (s.value("sluice_store_operations_total", {{"store", "redis"}, {"result", "ok"}}) > 0 &&
+            s.value("sluice_store_fallback_active", {{"store", "redis"}}) == 0) {
+          return true;
+        }
+        (void)status_for(client, "warm-up");
+        return false;
+      },
+      kDefaultTimeout, std::chrono::milliseconds(20));
+  EXPECT_TRUE(using_redis) << gateway.process().output();
 }
 
 }  // namespace sluice::testing

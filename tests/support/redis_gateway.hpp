@@ -22,9 +22,6 @@ namespace sluice::testing {
 /// The status of GET /ok as user `key` (X-API-Key).
 [[nodiscard]] unsigned status_for(HttpClient& client, const std::string& key);
 
-/// A sample of `gateway`'s /metrics.
-[[nodiscard]] double gateway_metric(const SluiceProcess& gateway, const char* name, Labels labels);
-
 /// Sends requests (user "warm-up") until the gateway's decisions go to Redis: an `ok` store
 /// operation and no fallback. Adds a test failure after kDefaultTimeout.
 void wait_until_using_redis(SluiceProcess& gateway, HttpClient& client);

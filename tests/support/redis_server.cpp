@@ -3,10 +3,13 @@
 
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <csignal>
 #include <stdexcept>
+
+#include "tests/support/wait.hpp"
 
 namespace sluice::testing {
 namespace {
@@ -108,6 +111,39 @@ std::string RedisServer::command(const std::vector<std::string>& args) const {
   freeReplyObject(reply);
   redisFree(context);
   return text;
+}
+
+std::int64_t RedisServer::time_ms() const {
+  const std::string time = command({"TIME"});  // "SECONDS,MICROSECONDS"
+  const auto comma = time.find(',');
+  if (comma == std::string::npos) {
+    throw std::runtime_error("unexpected reply to TIME: " + time);
+  }
+  return std::stoll(time.substr(0, comma)) * 1000 + std::stoll(time.substr(comma + 1)) / 1000;
+}
+
+bool RedisServer::answers_within(std::chrono::milliseconds timeout) const {
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(timeout).count();
+  const timeval tv{static_cast<time_t>(us / 1000000), static_cast<suseconds_t>(us % 1000000)};
+  redisContext* context = redisConnectWithTimeout("127.0.0.1", port_, tv);
+  if (context == nullptr || context->err != 0 || redisSetTimeout(context, tv) != REDIS_OK) {
+    redisFree(context);
+    return false;
+  }
+  auto* reply = static_cast<redisReply*>(redisCommand(context, "PING"));
+  const bool answered = reply != nullptr;
+  freeReplyObject(reply);
+  redisFree(context);
+  return answered;
+}
+
+::testing::AssertionResult wait_for_redis_clock(const RedisServer& redis,
+                                                std::int64_t at_least_ms) {
+  const std::int64_t ahead = std::max<std::int64_t>(0, at_least_ms - redis.time_ms());
+  return wait_until(
+      "Redis' clock (TIME) to read " + std::to_string(at_least_ms) + " ms",
+      [&] { return redis.time_ms() >= at_least_ms; },
+      kDefaultTimeout + std::chrono::milliseconds(ahead), std::chrono::milliseconds(5));
 }
 
 }  // namespace sluice::testing

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -41,10 +43,23 @@ class RedisServer {
   /// array as its elements joined by ",". Throws std::runtime_error when Redis cannot be reached.
   std::string command(const std::vector<std::string>& args) const;
 
+  /// Redis' own clock (TIME) in milliseconds since 1970: the clock the sliding-window script
+  /// buckets by. Throws like command().
+  [[nodiscard]] std::int64_t time_ms() const;
+  /// True if a PING on a fresh connection is answered within `timeout`; false while the server
+  /// is busy (inside DEBUG SLEEP, say) or down.
+  [[nodiscard]] bool answers_within(std::chrono::milliseconds timeout) const;
+
  private:
   std::uint16_t port_ = 0;
   std::vector<std::string> extra_args_;
   std::unique_ptr<ChildProcess> process_;
 };
+
+/// Waits (bounded by kDefaultTimeout plus how far off `at_least_ms` is) until `redis`' clock
+/// reads at least `at_least_ms`: for tests where time passing on Redis' clock is the behaviour
+/// under test (a window sliding on), stated as the condition on that clock instead of a sleep.
+[[nodiscard]] ::testing::AssertionResult wait_for_redis_clock(const RedisServer& redis,
+                                                              std::int64_t at_least_ms);
 
 }  // namespace sluice::testing

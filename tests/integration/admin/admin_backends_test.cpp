@@ -3,11 +3,11 @@
 // visible in the next request's behaviour.
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <thread>
+#include <string>
 
 #include "tests/integration/admin/admin_fixture.hpp"
 #include "tests/support/metrics_text.hpp"
+#include "tests/support/wait.hpp"
 
 namespace sluice::testing {
 namespace {
@@ -22,15 +22,14 @@ class AdminBackendsTest : public AdminFixture {
   }
 
   /// GET /admin/backends once the window of `backend` holds `requests` (an outcome is recorded
-  /// just after its response is written, so the last one may lag the client by a moment).
+  /// just after its response is written, so the last one may lag the client by a moment); the
+  /// last body either way, with a test failure if the window never got there.
   static json backends_when(AdminClient& client, const std::string& backend, int requests) {
-    const auto deadline = std::chrono::steady_clock::now() + kDefaultTimeout;
-    json body = client.get("/admin/backends").body;
-    while (body[backend]["window"]["requests"] != requests &&
-           std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    json body;
+    EXPECT_TRUE(wait_until(std::to_string(requests) + " requests in the window of " + backend, [&] {
       body = client.get("/admin/backends").body;
-    }
+      return body[backend]["window"]["requests"] == requests;
+    })) << body.dump();
     return body;
   }
 };
@@ -53,9 +52,9 @@ TEST_F(AdminBackendsTest, ShowsEndpointsTuningAndTheWindowTheBreakerDecidesOn) {
       "window_ms":10000,"buckets":40,"failure_statuses":[500,502,503,504]})"));
   EXPECT_EQ(demo["window"], json::parse(R"({"requests":5,"accepts":3,"drop_probability":0.0})"));
   // The same numbers as the scrape.
-  const std::string scrape = scrape_metrics(*gateway);
-  EXPECT_EQ(metric_value(scrape, "sluice_breaker_window_requests", {{"backend", "demo"}}), 5);
-  EXPECT_EQ(metric_value(scrape, "sluice_breaker_window_accepts", {{"backend", "demo"}}), 3);
+  const Scrape scrape = scrape_metrics(*gateway);
+  EXPECT_EQ(scrape.value("sluice_breaker_window_requests", {{"backend", "demo"}}), 5);
+  EXPECT_EQ(scrape.value("sluice_breaker_window_accepts", {{"backend", "demo"}}), 3);
 }
 
 TEST_F(AdminBackendsTest, RetuningTheBreakerIsVisibleAndChangesWhatItDoes) {

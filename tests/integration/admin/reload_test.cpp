@@ -14,8 +14,7 @@ using nlohmann::json;
 class ReloadTest : public AdminFixture {
  protected:
   static double reloads(const SluiceProcess& gateway, const char* result) {
-    return metric_value(scrape_metrics(gateway), "sluice_config_reloads_total",
-                        {{"result", result}});
+    return metric_value(gateway, "sluice_config_reloads_total", {{"result", result}});
   }
   static void reload_and_wait(SluiceProcess& gateway, std::string_view line) {
     const std::size_t mark = gateway.process().line_count();

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <thread>
 
 #include "tests/integration/proxy/proxy_fixture.hpp"
 #include "tests/support/metrics_text.hpp"
@@ -80,21 +79,6 @@ int send_counting_drops(HttpClient& client, std::string_view target, int n, unsi
   return drops;
 }
 
-/// Scrapes until `done(scrape)` holds or `timeout` passes; the last scrape either way. Metrics
-/// may be recorded just after the response is written, so a scrape right after the last
-/// response could miss it.
-template <typename Done>
-std::string scrape_until(const SluiceProcess& gateway, Done done,
-                         milliseconds timeout = kDefaultTimeout) {
-  const auto deadline = Clock::now() + timeout;
-  std::string text = scrape_metrics(gateway);
-  while (!done(text) && Clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(20));
-    text = scrape_metrics(gateway);
-  }
-  return text;
-}
-
 class BreakerTest : public ::testing::Test {
  protected:
   DemoBackend failing_;  // answers /status/500 with 500, /ok with 200
@@ -118,14 +102,14 @@ TEST_F(BreakerTest, DropsAGrowingShareOfRequestsToAFailingBackend) {
   // Every drop was counted, and the window gauges describe what was sent: drops never enter
   // the window, and nothing was an accept.
   const Labels demo{{"backend", "demo"}};
-  const std::string text = scrape_until(gateway, [&](const std::string& t) {
-    return metric_value(t, "sluice_breaker_drops_total", demo) >= drops;
+  const Scrape s = scrape_until(gateway, "every drop counted", [&](const Scrape& t) {
+    return t.value("sluice_breaker_drops_total", demo) >= drops;
   });
-  EXPECT_EQ(metric_value(text, "sluice_breaker_drops_total", demo), drops) << text;
-  const double p = metric_value(text, "sluice_breaker_drop_probability", demo);
-  const double requests = metric_value(text, "sluice_breaker_window_requests", demo);
-  const double accepts = metric_value(text, "sluice_breaker_window_accepts", demo);
-  EXPECT_GT(p, 0.0) << text;
+  EXPECT_EQ(s.value("sluice_breaker_drops_total", demo), drops) << s.text();
+  const double p = s.value("sluice_breaker_drop_probability", demo);
+  const double requests = s.value("sluice_breaker_window_requests", demo);
+  const double accepts = s.value("sluice_breaker_window_accepts", demo);
+  EXPECT_GT(p, 0.0) << s.text();
   EXPECT_LT(p, 1.0);
   EXPECT_GT(requests, kProtection);
   EXPECT_LE(requests, sent);  // less only if the 2 s window moved on meanwhile
@@ -147,14 +131,14 @@ TEST_F(BreakerTest, LeavesOtherBackendsAloneWhileOneIsFailing) {
   }
   EXPECT_GE(drops, 1);  // the failing backend's breaker was open meanwhile
   // The outcome is recorded just after the response is written: wait for the last one.
-  const std::string text = scrape_until(gateway, [&](const std::string& t) {
-    return metric_value(t, "sluice_breaker_drops_total", {{"backend", "demo"}}) >= drops &&
-           metric_value(t, "sluice_breaker_window_accepts", {{"backend", "healthy"}}) >= 30;
+  const Scrape s = scrape_until(gateway, "the drops and the healthy accepts", [&](const Scrape& t) {
+    return t.value("sluice_breaker_drops_total", {{"backend", "demo"}}) >= drops &&
+           t.value("sluice_breaker_window_accepts", {{"backend", "healthy"}}) >= 30;
   });
-  EXPECT_EQ(metric_value(text, "sluice_breaker_drops_total", {{"backend", "healthy"}}), 0);
-  EXPECT_EQ(metric_value(text, "sluice_breaker_drop_probability", {{"backend", "healthy"}}), 0);
-  EXPECT_EQ(metric_value(text, "sluice_breaker_window_accepts", {{"backend", "healthy"}}), 30);
-  EXPECT_GT(metric_value(text, "sluice_breaker_drop_probability", {{"backend", "demo"}}), 0);
+  EXPECT_EQ(s.value("sluice_breaker_drops_total", {{"backend", "healthy"}}), 0);
+  EXPECT_EQ(s.value("sluice_breaker_drop_probability", {{"backend", "healthy"}}), 0);
+  EXPECT_EQ(s.value("sluice_breaker_window_accepts", {{"backend", "healthy"}}), 30);
+  EXPECT_GT(s.value("sluice_breaker_drop_probability", {{"backend", "demo"}}), 0);
 }
 
 TEST_F(BreakerTest, AnswersADropAtOnceWithoutWaitingForTheBackend) {
@@ -189,13 +173,13 @@ TEST_F(BreakerTest, ClosesWithinAboutOneWindowOnceTheBackendHeals) {
   // The same backend now answers: only the requests that still pass refill the window, so keep
   // sending while watching the gauge. Deadline: three 2 s windows.
   const Labels demo{{"backend", "demo"}};
-  ASSERT_GT(metric_value(scrape_metrics(gateway), "sluice_breaker_drop_probability", demo), 0);
+  ASSERT_GT(metric_value(gateway, "sluice_breaker_drop_probability", demo), 0);
   const auto healed = Clock::now();
   const auto deadline = healed + milliseconds(6000);
   bool closed = false;
   while (!closed && Clock::now() < deadline) {
     send_counting_drops(client, "/ok", 5, 200);
-    closed = metric_value(scrape_metrics(gateway), "sluice_breaker_drop_probability", demo) == 0;
+    closed = metric_value(gateway, "sluice_breaker_drop_probability", demo) == 0;
   }
   ASSERT_TRUE(closed) << "drop probability still above 0 6 s after the backend healed";
   // Only accepts are added from now on, and failures leave the window before them: p stays 0.
@@ -207,12 +191,12 @@ TEST_F(BreakerTest, DisabledBreakerNeverDropsButStillCountsFailures) {
   HttpClient client(gateway.proxy_port());
   EXPECT_EQ(send_counting_drops(client, "/status/500", 200, 500), 0);
   const Labels failure{{"backend", "demo"}, {"outcome", "failure"}};
-  const std::string text = scrape_until(gateway, [&](const std::string& t) {
-    return metric_value(t, "sluice_upstream_requests_total", failure) >= 200;
+  const Scrape s = scrape_until(gateway, "200 failures counted", [&](const Scrape& t) {
+    return t.value("sluice_upstream_requests_total", failure) >= 200;
   });
   // outcome="failure" is about failure_statuses, whether or not the breaker is enabled.
-  EXPECT_EQ(metric_value(text, "sluice_upstream_requests_total", failure), 200) << text;
-  EXPECT_EQ(metric_value(text, "sluice_breaker_drops_total", {{"backend", "demo"}}), 0);
+  EXPECT_EQ(s.value("sluice_upstream_requests_total", failure), 200) << s.text();
+  EXPECT_EQ(s.value("sluice_breaker_drops_total", {{"backend", "demo"}}), 0);
 }
 
 TEST_F(BreakerTest, ConnectErrorsCountAsFailures) {

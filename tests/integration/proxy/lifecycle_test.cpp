@@ -4,9 +4,12 @@
 
 #include <csignal>
 #include <fstream>
-#include <thread>
+#include <string>
+#include <string_view>
 
 #include "tests/integration/proxy/proxy_fixture.hpp"
+#include "tests/support/metrics_text.hpp"
+#include "tests/support/wait.hpp"
 
 namespace sluice::testing {
 namespace {
@@ -15,7 +18,30 @@ using nlohmann::json;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-class LifecycleTest : public ::testing::Test, protected ProxyFixtureBase {};
+class LifecycleTest : public ::testing::Test, protected ProxyFixtureBase {
+ protected:
+  /// Waits until `gateway` has exactly `n` connections to backend "demo" in use by a request,
+  /// as its metrics say.
+  static ::testing::AssertionResult active_upstream(const SluiceProcess& gateway, int n) {
+    return wait_until(std::to_string(n) + " active upstream connection(s)", [&] {
+      return scrape_metrics(gateway).value("sluice_upstream_connections",
+                                           {{"backend", "demo"}, {"state", "active"}}) == n;
+    });
+  }
+
+  /// Sends `request` on `client` once no request is in flight upstream, then waits until one
+  /// is: that one is `request`. (A connection still counts as active for a moment after its
+  /// response reached the client, so waiting for 1 alone could see the previous request.)
+  static ::testing::AssertionResult send_until_in_flight(const SluiceProcess& gateway,
+                                                         HttpClient& client,
+                                                         std::string_view request) {
+    if (auto none = active_upstream(gateway, 0); !none) {
+      return none;
+    }
+    client.send_raw(request);
+    return active_upstream(gateway, 1);
+  }
+};
 
 TEST_F(LifecycleTest, AdminAnswersHealthAndReadiness) {
   SluiceProcess gateway(config);
@@ -33,8 +59,7 @@ TEST_F(LifecycleTest, DrainLetsInFlightRequestsFinishThenExitsZero) {
   HttpClient busy(gateway.proxy_port());
   HttpClient idle(gateway.proxy_port());
   ASSERT_EQ(idle.get("/ok").result_int(), 200);
-  busy.send_raw("GET /slow/800 HTTP/1.1\r\nHost: a\r\n\r\n");
-  std::this_thread::sleep_for(milliseconds(100));  // the request is in flight upstream
+  ASSERT_TRUE(send_until_in_flight(gateway, busy, "GET /slow/800 HTTP/1.1\r\nHost: a\r\n\r\n"));
   const auto started = Clock::now();
   ASSERT_TRUE(gateway.process().send_signal(SIGTERM));
   ASSERT_TRUE(gateway.process().wait_for_line("draining"));
@@ -56,8 +81,7 @@ TEST_F(LifecycleTest, DrainTimeoutCutsRequestsThatDoNotFinish) {
   config["drain_timeout_ms"] = 300;
   SluiceProcess gateway(config);
   HttpClient busy(gateway.proxy_port());
-  busy.send_raw("GET /slow/10000 HTTP/1.1\r\nHost: a\r\n\r\n");
-  std::this_thread::sleep_for(milliseconds(100));
+  ASSERT_TRUE(send_until_in_flight(gateway, busy, "GET /slow/10000 HTTP/1.1\r\nHost: a\r\n\r\n"));
   const auto started = Clock::now();
   ASSERT_TRUE(gateway.process().send_signal(SIGTERM));
   EXPECT_EQ(gateway.process().wait_exit(), 0);
@@ -72,8 +96,7 @@ TEST_F(LifecycleTest, SighupSwapsRoutesAndBackendsAtomically) {
   ASSERT_EQ(client.get("/ok")["X-Backend-Port"], std::to_string(backend.port()));
   // A request in flight on the old snapshot finishes there.
   HttpClient busy(gateway.proxy_port());
-  busy.send_raw("GET /slow/600 HTTP/1.1\r\nHost: a\r\n\r\n");
-  std::this_thread::sleep_for(milliseconds(100));
+  ASSERT_TRUE(send_until_in_flight(gateway, busy, "GET /slow/600 HTTP/1.1\r\nHost: a\r\n\r\n"));
 
   json changed = config;
   changed["backends"]["next"] = {{"endpoints", {next.endpoint()}}};

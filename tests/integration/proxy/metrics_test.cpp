@@ -11,11 +11,10 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <stdexcept>
-#include <thread>
 
 #include "tests/integration/proxy/proxy_fixture.hpp"
-#include "tests/support/process.hpp"
+#include "tests/support/child_process.hpp"
+#include "tests/support/metrics_text.hpp"
 #include "tests/support/raw_peer.hpp"
 
 namespace sluice::testing {
@@ -23,211 +22,6 @@ namespace {
 
 using nlohmann::json;
 using std::chrono::milliseconds;
-using Clock = std::chrono::steady_clock;
-using Labels = std::vector<std::pair<std::string, std::string>>;
-
-// ---- A Prometheus text format 0.0.4 parser, enough to look series up by their label set ----
-
-bool is_name_char(char c, bool first) {
-  const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
-  return alpha || (!first && c >= '0' && c <= '9');
-}
-
-/// `name{a="x",b="y"}` with the labels sorted by name (values escaped as in the format): what
-/// identifies one series whatever order the exposition printed its labels in.
-std::string series_key(std::string_view name, Labels labels) {
-  std::sort(labels.begin(), labels.end());
-  std::string key(name);
-  if (labels.empty()) {
-    return key;
-  }
-  key += '{';
-  for (std::size_t i = 0; i < labels.size(); ++i) {
-    key += i == 0 ? "" : ",";
-    key += labels[i].first + "=\"";
-    for (const char c : labels[i].second) {
-      key += c == '\n'                 ? std::string("\\n")
-             : (c == '"' || c == '\\') ? std::string{'\\', c}
-                                       : std::string(1, c);
-    }
-    key += '"';
-  }
-  key += '}';
-  return key;
-}
-
-/// One parsed scrape: every sample by series_key, and every `# TYPE`. The constructor throws
-/// std::runtime_error naming the first malformed line or duplicated series.
-class Scrape {
- public:
-  struct Series {
-    std::string name;
-    Labels labels;  // sorted by name
-    double value = 0;
-  };
-
-  explicit Scrape(std::string_view text) {
-    std::size_t start = 0;
-    while (start < text.size()) {
-      const std::size_t end = std::min(text.find('\n', start), text.size());
-      const std::string_view line = text.substr(start, end - start);
-      start = end + 1;
-      if (line.empty()) {
-        continue;
-      }
-      if (line.starts_with("# TYPE ")) {
-        const std::string_view rest = line.substr(7);
-        const std::size_t space = rest.find(' ');
-        if (space == std::string_view::npos) {
-          throw std::runtime_error("bad TYPE line: " + std::string(line));
-        }
-        types_[std::string(rest.substr(0, space))] = std::string(rest.substr(space + 1));
-        continue;
-      }
-      if (line.front() == '#') {
-        continue;  // HELP and comments
-      }
-      Series s = parse_sample(line);
-      const std::string key = series_key(s.name, s.labels);
-      if (!values_.emplace(key, s.value).second) {
-        throw std::runtime_error("duplicate series " + key);
-      }
-      series_.push_back(std::move(s));
-    }
-  }
-
-  /// The series `name` with exactly the labels `labels` (any order); nullopt if absent.
-  [[nodiscard]] std::optional<double> find(std::string_view name, const Labels& labels) const {
-    const auto it = values_.find(series_key(name, labels));
-    return it == values_.end() ? std::nullopt : std::optional<double>(it->second);
-  }
-  /// The same, 0 when absent: a labelled counter exists only from its first increment.
-  [[nodiscard]] double value(std::string_view name, const Labels& labels = {}) const {
-    return find(name, labels).value_or(0.0);
-  }
-  /// The sum over every series `name` whose labels include all of `subset`.
-  [[nodiscard]] double sum(std::string_view name, const Labels& subset = {}) const {
-    double total = 0;
-    for (const Series& s : series_) {
-      const bool match = s.name == name && std::all_of(subset.begin(), subset.end(), [&](auto& l) {
-                           return std::find(s.labels.begin(), s.labels.end(), l) != s.labels.end();
-                         });
-      total += match ? s.value : 0;
-    }
-    return total;
-  }
-  /// The `# TYPE` of a family ("" if none).
-  [[nodiscard]] std::string type(const std::string& family) const {
-    const auto it = types_.find(family);
-    return it == types_.end() ? std::string() : it->second;
-  }
-  [[nodiscard]] const std::vector<Series>& series() const { return series_; }
-
- private:
-  static Series parse_sample(std::string_view line) {
-    const auto bad = [&](const char* what) {
-      return std::runtime_error(std::string(what) + " in line: " + std::string(line));
-    };
-    Series s;
-    std::size_t pos = 0;
-    while (pos < line.size() && is_name_char(line[pos], pos == 0)) {
-      ++pos;
-    }
-    if (pos == 0) {
-      throw bad("no metric name");
-    }
-    s.name = std::string(line.substr(0, pos));
-    if (pos < line.size() && line[pos] == '{') {
-      ++pos;
-      while (pos < line.size() && line[pos] != '}') {
-        const std::size_t name_start = pos;
-        while (pos < line.size() && is_name_char(line[pos], pos == name_start) &&
-               line[pos] != ':') {
-          ++pos;
-        }
-        if (pos == name_start || pos + 1 >= line.size() || line[pos] != '=' ||
-            line[pos + 1] != '"') {
-          throw bad("bad label");
-        }
-        std::string label(line.substr(name_start, pos - name_start));
-        std::string value;
-        for (pos += 2; pos < line.size() && line[pos] != '"'; ++pos) {
-          if (line[pos] == '\\') {
-            const char escaped = pos + 1 < line.size() ? line[++pos] : '\0';
-            if (escaped != 'n' && escaped != '"' && escaped != '\\') {
-              throw bad("bad escape");
-            }
-            value += escaped == 'n' ? '\n' : escaped;
-          } else {
-            value += line[pos];
-          }
-        }
-        if (pos >= line.size()) {
-          throw bad("unterminated label value");
-        }
-        ++pos;  // the closing quote
-        if (pos < line.size() && line[pos] == ',') {
-          ++pos;
-        } else if (pos >= line.size() || line[pos] != '}') {
-          throw bad("expected , or }");
-        }
-        s.labels.emplace_back(std::move(label), std::move(value));
-      }
-      if (pos >= line.size()) {
-        throw bad("unterminated label set");
-      }
-      ++pos;  // '}'
-    }
-    if (pos >= line.size() || line[pos] != ' ') {
-      throw bad("no value");
-    }
-    const std::size_t value_start = line.find_first_not_of(' ', pos);
-    const std::size_t value_end = std::min(line.find(' ', value_start), line.size());
-    const std::string token(line.substr(value_start, value_end - value_start));
-    char* parsed_end = nullptr;
-    s.value = std::strtod(token.c_str(), &parsed_end);
-    if (token.empty() || *parsed_end != '\0') {
-      throw bad("bad value");
-    }
-    std::sort(s.labels.begin(), s.labels.end());
-    for (std::size_t i = 1; i < s.labels.size(); ++i) {
-      if (s.labels[i].first == s.labels[i - 1].first) {
-        throw bad("duplicate label");
-      }
-    }
-    return s;
-  }
-
-  std::vector<Series> series_;
-  std::map<std::string, double> values_;
-  std::map<std::string, std::string> types_;
-};
-
-// ---- Talking to the gateway ----
-
-/// GET /metrics on `admin` (a client of the admin listener), parsed.
-Scrape scrape(HttpClient& admin) {
-  const Response res = admin.get("/metrics");
-  if (res.result_int() != 200) {
-    throw std::runtime_error("GET /metrics: " + std::to_string(res.result_int()) + " " +
-                             res.body());
-  }
-  return Scrape(res.body());
-}
-
-/// Scrapes until `done(scrape)` holds or `timeout` passes; the last scrape either way. Metrics
-/// may be recorded just after the response went out, so the scrape right after the last
-/// response could miss it: poll instead.
-template <typename Done>
-Scrape scrape_until(HttpClient& admin, Done done, milliseconds timeout = kDefaultTimeout) {
-  const auto deadline = Clock::now() + timeout;
-  Scrape s = scrape(admin);
-  while (!done(s) && Clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(20));
-    s = scrape(admin);
-  }
-  return s;
-}
 
 /// The gateway's version, as `sluice --version` prints it ("sluice X" -> "X").
 std::string gateway_version() {
@@ -257,40 +51,6 @@ json metrics_config(const std::string& endpoint, int limit) {
 
 class MetricsTest : public ::testing::Test, protected ProxyFixtureBase {};
 
-TEST(MetricsParserTest, FindsSeriesByLabelSetWhateverTheOrderAndRejectsGarbage) {
-  const Scrape s(
-      "# HELP x_total Things.\n"
-      "# TYPE x_total counter\n"
-      "x_total{b=\"2\",a=\"1\"} 3\n"
-      "x_total{a=\"1\",b=\"3\",} 4 1700000000000\n"
-      "x_total{a=\"q\\\"uo\\\\te\\n\"} 5\n"
-      "# TYPE h histogram\n"
-      "h_bucket{le=\"+Inf\",route=\"r\"} 7\n"
-      "h_count{route=\"r\"} 7\n"
-      "h_sum{route=\"r\"} 1.5e-3\n"
-      "up 1\n"
-      "\n");
-  EXPECT_EQ(s.find("x_total", {{"a", "1"}, {"b", "2"}}), 3.0);
-  EXPECT_EQ(s.find("x_total", {{"b", "2"}, {"a", "1"}}), 3.0);
-  EXPECT_EQ(s.find("x_total", {{"a", "1"}, {"b", "3"}}), 4.0);
-  EXPECT_EQ(s.find("x_total", {{"a", "q\"uo\\te\n"}}), 5.0);
-  EXPECT_EQ(s.find("x_total", {{"a", "1"}}), std::nullopt);  // a label set is matched exactly
-  EXPECT_EQ(s.value("x_total", {{"a", "9"}}), 0.0);
-  EXPECT_EQ(s.sum("x_total", {{"a", "1"}}), 7.0);
-  EXPECT_EQ(s.sum("x_total"), 12.0);
-  EXPECT_EQ(s.find("h_bucket", {{"route", "r"}, {"le", "+Inf"}}), 7.0);
-  EXPECT_EQ(s.value("h_sum", {{"route", "r"}}), 0.0015);
-  EXPECT_EQ(s.value("up"), 1.0);
-  EXPECT_EQ(s.type("x_total"), "counter");
-  EXPECT_EQ(s.type("h"), "histogram");
-  EXPECT_EQ(s.series().size(), 7U);
-  EXPECT_THROW(Scrape("x{a=\"1\"} 1\nx{a=\"1\"} 2\n"), std::runtime_error);
-  EXPECT_THROW(Scrape("x{a=1} 1\n"), std::runtime_error);
-  EXPECT_THROW(Scrape("x{a=\"1\" 1\n"), std::runtime_error);
-  EXPECT_THROW(Scrape("x abc\n"), std::runtime_error);
-  EXPECT_THROW(Scrape("x\n"), std::runtime_error);
-}
-
 TEST_F(MetricsTest, ServesEveryFamilyWithItsTypeAsPrometheusText) {
   const json c = metrics_config(backend.endpoint(), 10);
   SluiceProcess gateway(c);
@@ -303,8 +63,9 @@ TEST_F(MetricsTest, ServesEveryFamilyWithItsTypeAsPrometheusText) {
   ASSERT_TRUE(gateway.process().wait_for_line_after(mark, "reload ok"));
   HttpClient admin(gateway.admin_port());
   // The request's series appear just after its response went out: wait for them.
-  (void)scrape_until(admin,
-                     [](const Scrape& t) { return !t.type("sluice_requests_total").empty(); });
+  (void)scrape_until(gateway, "the series of the request to /api/ok", [](const Scrape& t) {
+    return t.sum("sluice_requests_total", {{"route", "api"}}) >= 1;
+  });
   const Response res = admin.get("/metrics");
   ASSERT_EQ(res.result_int(), 200);
   EXPECT_TRUE(std::string(res[http::field::content_type]).starts_with("text/plain; version=0.0.4"))
@@ -394,8 +155,7 @@ TEST_F(MetricsTest, ServesEveryFamilyWithItsTypeAsPrometheusText) {
 TEST_F(MetricsTest, AKnownSequenceMovesEverySeriesByExactlyItsCount) {
   SluiceProcess gateway(metrics_config(backend.endpoint(), 4));
   HttpClient client(gateway.proxy_port());
-  HttpClient admin(gateway.admin_port());
-  const Scrape before = scrape(admin);
+  const Scrape before = scrape_metrics(gateway);
   const Headers alice{{"X-API-Key", "alice"}};
   for (int i = 0; i < 3; ++i) {
     ASSERT_EQ(client.get("/api/ok", alice).result_int(), 200);
@@ -409,37 +169,49 @@ TEST_F(MetricsTest, AKnownSequenceMovesEverySeriesByExactlyItsCount) {
   // 8 requests: 5 sent upstream (4 successes, 1 failure), 2 limited, 1 without a route.
 
   const auto total = [](const Scrape& s, const char* name) { return s.sum(name); };
-  const Scrape after = scrape_until(admin, [&](const Scrape& s) {
-    return total(s, "sluice_requests_total") - total(before, "sluice_requests_total") >= 8 &&
-           total(s, "sluice_request_duration_seconds_count") -
-                   total(before, "sluice_request_duration_seconds_count") >=
-               8 &&
-           total(s, "sluice_upstream_requests_total") -
-                   total(before, "sluice_upstream_requests_total") >=
-               5;
-  });
+  const Scrape after =
+      scrape_until(gateway, "8 requests, 5 of them upstream", [&](const Scrape& s) {
+        return total(s, "sluice_requests_total") - total(before, "sluice_requests_total") >= 8 &&
+               total(s, "sluice_request_duration_seconds_count") -
+                       total(before, "sluice_request_duration_seconds_count") >=
+                   8 &&
+               total(s, "sluice_upstream_requests_total") -
+                       total(before, "sluice_upstream_requests_total") >=
+                   5;
+      });
+  // Every series the assertions name must be in the scrape after the sequence. Before it, a
+  // series of sluice_requests_total (labelled by code) or of a route's latency histogram may
+  // not exist yet: it appears with its first request, so absent counts as 0 there.
   const auto delta = [&](const char* name, const Labels& labels) {
     return after.value(name, labels) - before.value(name, labels);
+  };
+  const auto delta_from_absent = [&](const char* name, const Labels& labels) {
+    return after.value(name, labels) - before.find(name, labels).value_or(0.0);
   };
 
   // Requests by route, backend and code. A limited request's backend label is not pinned by
   // the SPEC (it never reached one): count 429s on route "api" whatever their backend label.
-  EXPECT_EQ(
-      delta("sluice_requests_total", {{"route", "api"}, {"backend", "demo"}, {"code", "200"}}), 4);
-  EXPECT_EQ(
-      delta("sluice_requests_total", {{"route", "api"}, {"backend", "demo"}, {"code", "500"}}), 1);
+  EXPECT_EQ(delta_from_absent("sluice_requests_total",
+                              {{"route", "api"}, {"backend", "demo"}, {"code", "200"}}),
+            4);
+  EXPECT_EQ(delta_from_absent("sluice_requests_total",
+                              {{"route", "api"}, {"backend", "demo"}, {"code", "500"}}),
+            1);
   EXPECT_EQ(after.sum("sluice_requests_total", {{"route", "api"}, {"code", "429"}}) -
                 before.sum("sluice_requests_total", {{"route", "api"}, {"code", "429"}}),
             2);
-  EXPECT_EQ(
-      delta("sluice_requests_total", {{"route", "none"}, {"backend", "none"}, {"code", "404"}}), 1);
+  EXPECT_EQ(delta_from_absent("sluice_requests_total",
+                              {{"route", "none"}, {"backend", "none"}, {"code", "404"}}),
+            1);
   EXPECT_EQ(total(after, "sluice_requests_total") - total(before, "sluice_requests_total"), 8);
 
   // Latency: one observation per request, on its route.
-  EXPECT_EQ(delta("sluice_request_duration_seconds_count", {{"route", "api"}}), 7);
-  EXPECT_EQ(delta("sluice_request_duration_seconds_bucket", {{"route", "api"}, {"le", "+Inf"}}), 7);
-  EXPECT_EQ(delta("sluice_request_duration_seconds_count", {{"route", "none"}}), 1);
-  EXPECT_GT(delta("sluice_request_duration_seconds_sum", {{"route", "api"}}), 0);
+  EXPECT_EQ(delta_from_absent("sluice_request_duration_seconds_count", {{"route", "api"}}), 7);
+  EXPECT_EQ(delta_from_absent("sluice_request_duration_seconds_bucket",
+                              {{"route", "api"}, {"le", "+Inf"}}),
+            7);
+  EXPECT_EQ(delta_from_absent("sluice_request_duration_seconds_count", {{"route", "none"}}), 1);
+  EXPECT_GT(delta_from_absent("sluice_request_duration_seconds_sum", {{"route", "api"}}), 0);
   // Cumulative buckets never decrease with `le`.
   std::vector<std::pair<double, double>> buckets;  // (le, count)
   for (const Scrape::Series& series : after.series()) {
@@ -500,7 +272,6 @@ TEST_F(MetricsTest, UpstreamOutcomesAreCountedByKind) {
   });
   SluiceProcess gateway(config);
   HttpClient client(gateway.proxy_port());
-  HttpClient admin(gateway.admin_port());
   EXPECT_EQ(client.get("/refused").result_int(), 502);
   EXPECT_EQ(client.get("/resetting").result_int(), 502);
   EXPECT_EQ(client.get("/silent").result_int(), 504);
@@ -509,10 +280,11 @@ TEST_F(MetricsTest, UpstreamOutcomesAreCountedByKind) {
   };
   // The outcome is counted, the 50x sent and the breaker's window fed at nearby but distinct
   // moments on the worker thread: wait for both (a scrape between them failed under ASan).
-  const Scrape s = scrape_until(admin, [&](const Scrape& t) {
-    return t.sum("sluice_upstream_requests_total") >= 3 &&
-           t.sum("sluice_breaker_window_requests") >= 3;
-  });
+  const Scrape s =
+      scrape_until(gateway, "3 upstream outcomes and 3 window entries", [&](const Scrape& t) {
+        return t.sum("sluice_upstream_requests_total") >= 3 &&
+               t.sum("sluice_breaker_window_requests") >= 3;
+      });
   EXPECT_EQ(count(s, "refused", "connect_error"), 1);
   EXPECT_EQ(count(s, "resetting", "reset"), 1);
   EXPECT_EQ(count(s, "silent", "timeout"), 1);
@@ -527,14 +299,13 @@ TEST_F(MetricsTest, UpstreamOutcomesAreCountedByKind) {
 TEST_F(MetricsTest, ConnectionGaugesFollowOpenConnections) {
   config["threads"] = 1;
   SluiceProcess gateway(config);
-  HttpClient admin(gateway.admin_port());
   const auto downstream = [](const Scrape& s) { return s.value("sluice_downstream_connections"); };
   const auto upstream = [](const Scrape& s, const char* state) {
     return s.value("sluice_upstream_connections", {{"backend", "demo"}, {"state", state}});
   };
   // The admin connection is not a downstream (proxy) connection, but compare against a
   // baseline anyway: what is asserted is how the gauge follows the clients.
-  const double base = downstream(scrape(admin));
+  const double base = downstream(scrape_metrics(gateway));
   {
     HttpClient a(gateway.proxy_port());
     HttpClient b(gateway.proxy_port());
@@ -542,49 +313,55 @@ TEST_F(MetricsTest, ConnectionGaugesFollowOpenConnections) {
     for (HttpClient* client : {&a, &b, &c}) {
       ASSERT_EQ(client->get("/ok").result_int(), 200);
     }
-    Scrape s = scrape_until(admin, [&](const Scrape& t) { return downstream(t) == base + 3; });
+    Scrape s = scrape_until(gateway, "3 downstream connections",
+                            [&](const Scrape& t) { return downstream(t) == base + 3; });
     EXPECT_EQ(downstream(s), base + 3);
     // No request in flight: every upstream connection is idle in the pool.
-    s = scrape_until(admin, [&](const Scrape& t) { return upstream(t, "active") == 0; });
+    s = scrape_until(gateway, "no active upstream connection",
+                     [&](const Scrape& t) { return upstream(t, "active") == 0; });
     EXPECT_EQ(upstream(s, "active"), 0);
     EXPECT_GE(upstream(s, "idle"), 1);
 
     // One request in flight upstream: one active connection while it lasts.
     a.send_raw("GET /slow/1500 HTTP/1.1\r\nHost: a\r\n\r\n");
     s = scrape_until(
-        admin, [&](const Scrape& t) { return upstream(t, "active") == 1; }, milliseconds(1000));
+        gateway, "the slow request's upstream connection to be active",
+        [&](const Scrape& t) { return upstream(t, "active") == 1; }, milliseconds(1000));
     EXPECT_EQ(upstream(s, "active"), 1);
     const auto slow = a.read_response();
     ASSERT_TRUE(slow);
     EXPECT_EQ(slow->result_int(), 200);
-    s = scrape_until(admin, [&](const Scrape& t) { return upstream(t, "active") == 0; });
+    s = scrape_until(gateway, "the slow request's connection back in the pool",
+                     [&](const Scrape& t) { return upstream(t, "active") == 0; });
     EXPECT_EQ(upstream(s, "active"), 0);
     EXPECT_GE(upstream(s, "idle"), 1);
 
     b.close();
     c.close();
-    s = scrape_until(admin, [&](const Scrape& t) { return downstream(t) == base + 1; });
+    s = scrape_until(gateway, "1 downstream connection",
+                     [&](const Scrape& t) { return downstream(t) == base + 1; });
     EXPECT_EQ(downstream(s), base + 1);
   }
-  const Scrape s = scrape_until(admin, [&](const Scrape& t) { return downstream(t) == base; });
+  const Scrape s = scrape_until(gateway, "no downstream connection",
+                                [&](const Scrape& t) { return downstream(t) == base; });
   EXPECT_EQ(downstream(s), base);
 }
 
 TEST_F(MetricsTest, ConfigReloadsAreCountedByResult) {
   SluiceProcess gateway(config);
-  HttpClient admin(gateway.admin_port());
   const auto reloads = [](const Scrape& s, const char* result) {
     return s.value("sluice_config_reloads_total", {{"result", result}});
   };
-  const Scrape before = scrape(admin);
+  const Scrape before = scrape_metrics(gateway);
 
   std::size_t mark = gateway.process().line_count();
   gateway.rewrite_config(config);
   gateway.reload();
   ASSERT_TRUE(gateway.process().wait_for_line_after(mark, "reload ok"))
       << gateway.process().output();
-  Scrape s = scrape_until(
-      admin, [&](const Scrape& t) { return reloads(t, "ok") >= reloads(before, "ok") + 1; });
+  Scrape s = scrape_until(gateway, "a counted successful reload", [&](const Scrape& t) {
+    return reloads(t, "ok") >= reloads(before, "ok") + 1;
+  });
   EXPECT_EQ(reloads(s, "ok"), reloads(before, "ok") + 1);
   EXPECT_EQ(reloads(s, "error"), reloads(before, "error"));
 
@@ -595,8 +372,9 @@ TEST_F(MetricsTest, ConfigReloadsAreCountedByResult) {
   gateway.reload();
   ASSERT_TRUE(gateway.process().wait_for_line_after(mark, "reload failed"))
       << gateway.process().output();
-  s = scrape_until(
-      admin, [&](const Scrape& t) { return reloads(t, "error") >= reloads(before, "error") + 1; });
+  s = scrape_until(gateway, "a counted failed reload", [&](const Scrape& t) {
+    return reloads(t, "error") >= reloads(before, "error") + 1;
+  });
   EXPECT_EQ(reloads(s, "error"), reloads(before, "error") + 1);
   EXPECT_EQ(reloads(s, "ok"), reloads(before, "ok") + 1);
 }

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "tests/integration/proxy/proxy_fixture.hpp"
+#include "tests/support/metrics_text.hpp"
+#include "tests/support/wait.hpp"
 
 namespace sluice::testing {
 namespace {
@@ -211,8 +213,12 @@ TEST_F(RoutingTest, LeastRequestAvoidsTheBusyEndpoint) {
   // Occupy one endpoint with a slow request, then every quick request goes to the other.
   HttpClient slow(gateway.proxy_port());
   slow.send_raw("GET /slow/1500 HTTP/1.1\r\nHost: a\r\n\r\n");
+  // The gateway's first request: the one active upstream connection can only be its.
+  ASSERT_TRUE(wait_until("the slow request to be in flight upstream", [&] {
+    return metric_value(gateway, "sluice_upstream_connections",
+                        {{"backend", "demo"}, {"state", "active"}}) == 1;
+  }));
   HttpClient probe(gateway.proxy_port());
-  (void)probe.get("/ok");  // let the slow one be dispatched first
   std::set<std::string> ports;
   for (int i = 0; i < 10; ++i) {
     ports.insert(std::string(probe.get("/ok")["X-Backend-Port"]));

@@ -3,8 +3,6 @@
 // failures, timeouts, resets before and during the response.
 #include <gtest/gtest.h>
 
-#include <thread>
-
 #include "tests/integration/proxy/proxy_fixture.hpp"
 #include "tests/support/raw_peer.hpp"
 
@@ -52,10 +50,12 @@ TEST(UpstreamTest, ConnectionsTheUpstreamClosedAreNotUsedAgain) {
   RawPeer upstream(Mode::kRespondOkThenCloseIdle, milliseconds(100));
   SluiceProcess gateway(config_for({upstream.endpoint()}));
   HttpClient client(gateway.proxy_port());
-  for (int i = 0; i < 3; ++i) {
+  for (std::size_t i = 0; i < 3; ++i) {
     ASSERT_EQ(client.get("/x").result_int(), 200);
     ASSERT_EQ(client.request(http::verb::post, "/x", {}, "body").result_int(), 200);
-    std::this_thread::sleep_for(milliseconds(300));  // the upstream closes its idle side
+    // The pooled connection idles 100 ms, then the upstream closes its side (FIN).
+    ASSERT_TRUE(upstream.wait_for_idle_closes(i + 1))
+        << "the upstream never closed connection " << i + 1 << " for idleness";
   }
   EXPECT_EQ(upstream.requests(), 6U);
   EXPECT_EQ(upstream.accepted(), 3U);

@@ -59,10 +59,9 @@ class RedisClusterTest : public ::testing::Test {
   }
 
   static double failed_operations(const SluiceProcess& gateway) {
-    return gateway_metric(gateway, "sluice_store_operations_total",
-                          {{"store", "redis"}, {"result", "error"}}) +
-           gateway_metric(gateway, "sluice_store_operations_total",
-                          {{"store", "redis"}, {"result", "timeout"}});
+    const Scrape s = scrape_metrics(gateway);
+    return s.value("sluice_store_operations_total", {{"store", "redis"}, {"result", "error"}}) +
+           s.value("sluice_store_operations_total", {{"store", "redis"}, {"result", "timeout"}});
   }
 };
 

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "tests/support/metrics_text.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/sluice_process.hpp"
+#include "tests/support/wait.hpp"
 
 namespace sluice::testing {
 namespace {
@@ -32,10 +34,6 @@ class RedisGatewayTest : public ::testing::Test {
               int buckets = 10) const {
     return redis_gateway_config(backend.endpoint(), redis.port(), requests, on_error, window_ms,
                                 buckets);
-  }
-
-  static double metric(const SluiceProcess& gateway, const char* name, Labels labels) {
-    return gateway_metric(gateway, name, std::move(labels));
   }
 };
 
@@ -94,13 +92,17 @@ TEST_F(RedisGatewayTest, AConcurrentBurstAcrossBothReplicasNeverExceedsTheLimit)
 }
 
 TEST_F(RedisGatewayTest, TheWindowSlides) {
-  SluiceProcess a(config(2, "local", 400, 4));
+  constexpr std::int64_t kWidth = 100;  // 400 ms in 4 buckets, on Redis' clock
+  SluiceProcess a(config(2, "local", 4 * kWidth, 4));
   HttpClient client(a.proxy_port());
   wait_until_using_redis(a, client);
   EXPECT_EQ(status_for(client, "slider"), 200U);
   EXPECT_EQ(status_for(client, "slider"), 200U);
+  const std::int64_t last_counted_bucket = redis.time_ms() / kWidth;
   EXPECT_EQ(status_for(client, "slider"), 429U);
-  std::this_thread::sleep_for(milliseconds(450));
+  // Time passing is the behaviour here: once Redis' clock is a whole window past the bucket of
+  // the last admitted request, both counts have left the window.
+  ASSERT_TRUE(wait_for_redis_clock(redis, (last_counted_bucket + 4) * kWidth));
   EXPECT_EQ(status_for(client, "slider"), 200U);
 }
 
@@ -115,9 +117,9 @@ TEST_F(RedisGatewayTest, LocalDecidesInProcessAtTheFullLimitAndComesBack) {
     EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(100 + 400));
   }
   EXPECT_EQ(status_for(client, "carol"), 429U);
-  EXPECT_EQ(metric(a, "sluice_store_fallback_active", {{"store", "redis"}}), 1);
-  EXPECT_GT(metric(a, "sluice_store_operations_total", {{"store", "redis"}, {"result", "error"}}),
-            0);
+  const Scrape s = scrape_metrics(a);
+  EXPECT_EQ(s.value("sluice_store_fallback_active", {{"store", "redis"}}), 1);
+  EXPECT_GT(s.value("sluice_store_operations_total", {{"store", "redis"}, {"result", "error"}}), 0);
   EXPECT_TRUE(a.process().wait_for_line("redis store unavailable: on_error=local in force"));
   redis.start();
   wait_until_using_redis(a, client);  // the fallback gauge is back to 0 without a restart
@@ -169,13 +171,20 @@ TEST_F(RedisGatewayTest, ASlowRedisTimesOutIntoTheFallbackWithoutHangingRequests
   HttpClient client(a.proxy_port());
   wait_until_using_redis(a, client);
   std::thread sleeper([&] { redis.command({"DEBUG", "SLEEP", "0.6"}); });
-  std::this_thread::sleep_for(milliseconds(50));
+  // Redis answers nothing while it sleeps: wait until a PING goes unanswered for 50 ms.
+  const auto asleep = wait_until("Redis to be inside DEBUG SLEEP",
+                                 [&] { return !redis.answers_within(milliseconds(50)); });
+  if (!asleep) {
+    sleeper.join();
+    FAIL() << asleep.message();
+  }
   const auto started = std::chrono::steady_clock::now();
   EXPECT_EQ(status_for(client, "gina"), 200U);
   EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(100 + 300));
   sleeper.join();
-  EXPECT_GE(metric(a, "sluice_store_operations_total", {{"store", "redis"}, {"result", "timeout"}}),
-            1);
+  EXPECT_GE(
+      metric_value(a, "sluice_store_operations_total", {{"store", "redis"}, {"result", "timeout"}}),
+      1);
 }
 
 TEST(RedisAuthTest, AuthenticatesWithThePasswordFromTheNamedVariable) {

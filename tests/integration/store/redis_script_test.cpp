@@ -2,9 +2,9 @@
 // The sliding-window Lua script against a real Redis: the same window as the memory store.
 #include <gtest/gtest.h>
 
-#include <chrono>
+#include <cstdint>
+#include <cstdio>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gateway/store/redis_scripts.hpp"
@@ -77,10 +77,13 @@ TEST_F(RedisScriptTest, InspectingCountsNothing) {
 }
 
 TEST_F(RedisScriptTest, OldBucketsSlideOutOfTheWindow) {
+  constexpr std::int64_t kWidth = 100;  // 400 ms in 4 buckets, on Redis' clock
   EXPECT_EQ(call("{p:k}", 2, 400, 4).allowed, 1);
   EXPECT_EQ(call("{p:k}", 2, 400, 4).allowed, 1);
+  const std::int64_t last_counted_bucket = redis.time_ms() / kWidth;
   EXPECT_EQ(call("{p:k}", 2, 400, 4).allowed, 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(450));
+  // Time passing is the behaviour: a whole window after the bucket of the last count.
+  ASSERT_TRUE(testing::wait_for_redis_clock(redis, (last_counted_bucket + 4) * kWidth));
   const Result r = call("{p:k}", 2, 400, 4);
   EXPECT_EQ(r.allowed, 1);
   EXPECT_EQ(r.count, 1);
@@ -93,31 +96,23 @@ TEST_F(RedisScriptTest, OldBucketsSlideOutOfTheWindow) {
 }
 
 TEST_F(RedisScriptTest, APartialSlideDropsOnlyTheBucketsThatLeft) {
-  // Buckets of 300 ms on Redis' clock; each step starts 30 ms into a bucket.
-  constexpr long long kWidth = 300;
-  const auto redis_ms = [&] {
-    long long sec = 0;
-    long long usec = 0;
-    EXPECT_EQ(std::sscanf(redis.command({"TIME"}).c_str(), "%lld,%lld", &sec, &usec), 2);  // NOLINT
-    return sec * 1000 + usec / 1000;
+  // Buckets of 300 ms on Redis' clock; each step starts 30 ms into a bucket (waiting on Redis'
+  // clock: time passing is the behaviour under test).
+  constexpr std::int64_t kWidth = 300;
+  const auto into_bucket = [&](std::int64_t bucket) {
+    return testing::wait_for_redis_clock(redis, bucket * kWidth + 30);
   };
-  const auto sleep_into = [&](long long bucket) {
-    const long long wait = bucket * kWidth + 30 - redis_ms();
-    if (wait > 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(wait));
-    }
-  };
-  const long long first = redis_ms() / kWidth + 1;
-  sleep_into(first);
+  const std::int64_t first = redis.time_ms() / kWidth + 1;
+  ASSERT_TRUE(into_bucket(first));
   EXPECT_EQ(call("{p:s}", 10, 4 * kWidth, 4).count, 1);
   EXPECT_EQ(call("{p:s}", 10, 4 * kWidth, 4).count, 2);
-  sleep_into(first + 2);
+  ASSERT_TRUE(into_bucket(first + 2));
   Result r = call("{p:s}", 10, 4 * kWidth, 4);
   EXPECT_EQ(r.count, 3);
   EXPECT_GT(r.reset_ms, 0);  // the first bucket leaves at (first + 4) * width
   EXPECT_LE(r.reset_ms, 2 * kWidth);
   // The first bucket has left; its slot in the ring is the current bucket's now.
-  sleep_into(first + 4);
+  ASSERT_TRUE(into_bucket(first + 4));
   r = call("{p:s}", 10, 4 * kWidth, 4);
   EXPECT_EQ(r.count, 2);
   EXPECT_GT(r.reset_ms, kWidth);  // the oldest count is now the one of bucket first + 2
@@ -125,7 +120,7 @@ TEST_F(RedisScriptTest, APartialSlideDropsOnlyTheBucketsThatLeft) {
   EXPECT_EQ(redis.command({"HGET", "{p:s}", "t"}), "2");
   EXPECT_EQ(redis.command({"HGET", "{p:s}", "o"}), std::to_string(first + 2));
   // Inspecting in a later bucket sees the same total and writes nothing.
-  sleep_into(first + 5);
+  ASSERT_TRUE(into_bucket(first + 5));
   EXPECT_EQ(call("{p:s}", 10, 4 * kWidth, 4, /*count=*/false).count, 2);
   EXPECT_EQ(redis.command({"HGET", "{p:s}", "h"}), std::to_string(first + 4));
 }

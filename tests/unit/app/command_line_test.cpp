@@ -31,12 +31,22 @@ TEST(CommandLineTest, AcceptsTheEqualsForm) {
 }
 
 TEST(CommandLineTest, DefaultsTheLogLevelToInfo) {
-  EXPECT_EQ(parse({"--config", "a.json"}).command_line->log_level, "info");
+  const auto r = parse({"--config", "a.json"});
+  ASSERT_TRUE(r.command_line) << r.error;
+  EXPECT_EQ(r.command_line->log_level, "info");
 }
 
+// Checks that a command line came back before reading it: `->` on an empty optional reads
+// whatever bytes are there, and a stray non-zero byte would pass EXPECT_TRUE.
 TEST(CommandLineTest, VersionAndHelpNeedNoConfig) {
-  EXPECT_TRUE(parse({"--version"}).command_line->version);
-  EXPECT_TRUE(parse({"-h"}).command_line->help);
+  const auto version = parse({"--version"});
+  ASSERT_TRUE(version.command_line) << version.error;
+  EXPECT_TRUE(version.command_line->version);
+  EXPECT_FALSE(version.command_line->help);
+  const auto help = parse({"-h"});
+  ASSERT_TRUE(help.command_line) << help.error;
+  EXPECT_TRUE(help.command_line->help);
+  EXPECT_FALSE(help.command_line->version);
 }
 
 TEST(CommandLineTest, ReportsEachUsageError) {

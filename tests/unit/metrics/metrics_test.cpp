@@ -5,12 +5,12 @@
 
 #include <string>
 
+#include "tests/support/prometheus_text.hpp"
+
 namespace sluice::metrics {
 namespace {
 
-bool has_line(const std::string& text, const std::string& line) {
-  return text.find("\n" + line + "\n") != std::string::npos;
-}
+using testing::Scrape;
 
 TEST(MetricsTest, ExportsEveryFamilyOfTheSpec) {
   Metrics metrics("1.2.3");
@@ -21,7 +21,7 @@ TEST(MetricsTest, ExportsEveryFamilyOfTheSpec) {
   metrics.store_operation("memory", "ok");
   metrics.store_fallback("memory");
   metrics.count_admin_change("limits");
-  const std::string text = metrics.scrape();
+  const Scrape s(metrics.scrape());  // and it parses: well-formed text format
   for (const char* name :
        {"sluice_requests_total", "sluice_request_duration_seconds",
         "sluice_upstream_requests_total", "sluice_upstream_duration_seconds",
@@ -31,10 +31,10 @@ TEST(MetricsTest, ExportsEveryFamilyOfTheSpec) {
         "sluice_downstream_connections", "sluice_upstream_connections",
         "sluice_store_operations_total", "sluice_store_fallback_active",
         "sluice_config_reloads_total", "sluice_admin_changes_total", "sluice_build_info"}) {
-    EXPECT_NE(text.find(std::string("# TYPE ") + name + " "), std::string::npos) << name;
+    EXPECT_NE(s.type(name), "") << name;
   }
-  EXPECT_TRUE(has_line(text, R"(sluice_build_info{version="1.2.3"} 1)")) << text;
-  EXPECT_TRUE(has_line(text, R"(sluice_config_reloads_total{result="ok"} 0)")) << text;
+  EXPECT_EQ(s.find("sluice_build_info", {{"version", "1.2.3"}}), 1.0) << s.text();
+  EXPECT_EQ(s.find("sluice_config_reloads_total", {{"result", "ok"}}), 0.0) << s.text();
 }
 
 TEST(MetricsTest, CountsRequestsByRouteBackendAndCode) {
@@ -45,15 +45,18 @@ TEST(MetricsTest, CountsRequestsByRouteBackendAndCode) {
   route.record(200, 0.002);
   route.record(503, 0.0001);
   route.record(0, 1.0);  // never delivered: 499
-  const std::string text = metrics.scrape();
-  EXPECT_TRUE(has_line(text, R"(sluice_requests_total{backend="b",code="200",route="users"} 2)"))
-      << text;
-  EXPECT_TRUE(has_line(text, R"(sluice_requests_total{backend="b",code="503",route="users"} 1)"));
-  EXPECT_TRUE(has_line(text, R"(sluice_requests_total{backend="b",code="499",route="users"} 1)"));
-  EXPECT_TRUE(has_line(text, R"(sluice_request_duration_seconds_count{route="users"} 4)"));
-  EXPECT_TRUE(
-      has_line(text, R"(sluice_request_duration_seconds_bucket{route="users",le="0.0025"} 3)"))
-      << text;
+  const Scrape s(metrics.scrape());
+  const auto requests = [&](const char* code) {
+    return s.find("sluice_requests_total", {{"route", "users"}, {"backend", "b"}, {"code", code}});
+  };
+  EXPECT_EQ(requests("200"), 2.0) << s.text();
+  EXPECT_EQ(requests("503"), 1.0);
+  EXPECT_EQ(requests("499"), 1.0);
+  EXPECT_EQ(requests("0"), std::nullopt) << "0 is counted as 499";
+  EXPECT_EQ(s.find("sluice_request_duration_seconds_count", {{"route", "users"}}), 4.0);
+  EXPECT_EQ(
+      s.find("sluice_request_duration_seconds_bucket", {{"route", "users"}, {"le", "0.0025"}}), 3.0)
+      << s.text();
 }
 
 TEST(MetricsTest, BackendAndPolicyHandlesAreStableAndLabelled) {
@@ -64,14 +67,17 @@ TEST(MetricsTest, BackendAndPolicyHandlesAreStableAndLabelled) {
   b.active.fetch_add(1);  // mirrored into the gauge at scrape time
   PolicyMetrics& p = metrics.policy("standard");
   p.results[1]->Increment();
-  const std::string text = metrics.scrape();
-  EXPECT_TRUE(has_line(
-      text, R"(sluice_upstream_requests_total{backend="users",outcome="connect_error"} 1)"));
-  EXPECT_TRUE(
-      has_line(text, R"(sluice_upstream_requests_total{backend="users",outcome="success"} 0)"));
-  EXPECT_TRUE(has_line(text, R"(sluice_upstream_connections{backend="users",state="active"} 1)"));
-  EXPECT_TRUE(
-      has_line(text, R"(sluice_ratelimit_requests_total{policy="standard",result="limited"} 1)"));
+  const Scrape s(metrics.scrape());
+  const auto upstream = [&](const char* outcome) {
+    return s.find("sluice_upstream_requests_total", {{"backend", "users"}, {"outcome", outcome}});
+  };
+  EXPECT_EQ(upstream("connect_error"), 1.0);
+  EXPECT_EQ(upstream("success"), 0.0);
+  EXPECT_EQ(s.find("sluice_upstream_connections", {{"backend", "users"}, {"state", "active"}}),
+            1.0);
+  EXPECT_EQ(
+      s.find("sluice_ratelimit_requests_total", {{"policy", "standard"}, {"result", "limited"}}),
+      1.0);
 }
 
 TEST(MetricsTest, ScrapeHooksRunBeforeEachScrape) {
@@ -82,9 +88,9 @@ TEST(MetricsTest, ScrapeHooksRunBeforeEachScrape) {
     metrics.downstream_connections().Set(runs * 10);
   });
   (void)metrics.scrape();
-  const std::string text = metrics.scrape();
+  const Scrape s(metrics.scrape());
   EXPECT_EQ(runs, 2);
-  EXPECT_TRUE(has_line(text, "sluice_downstream_connections 20")) << text;
+  EXPECT_EQ(s.find("sluice_downstream_connections"), 20.0) << s.text();
 }
 
 TEST(MetricsTest, CountsReloadsAndAdminChanges) {
@@ -93,10 +99,10 @@ TEST(MetricsTest, CountsReloadsAndAdminChanges) {
   metrics.count_reload(false);
   metrics.count_reload(false);
   metrics.count_admin_change("limits");
-  const std::string text = metrics.scrape();
-  EXPECT_TRUE(has_line(text, R"(sluice_config_reloads_total{result="ok"} 1)"));
-  EXPECT_TRUE(has_line(text, R"(sluice_config_reloads_total{result="error"} 2)"));
-  EXPECT_TRUE(has_line(text, R"(sluice_admin_changes_total{resource="limits"} 1)"));
+  const Scrape s(metrics.scrape());
+  EXPECT_EQ(s.find("sluice_config_reloads_total", {{"result", "ok"}}), 1.0);
+  EXPECT_EQ(s.find("sluice_config_reloads_total", {{"result", "error"}}), 2.0);
+  EXPECT_EQ(s.find("sluice_admin_changes_total", {{"resource", "limits"}}), 1.0);
 }
 
 }  // namespace
