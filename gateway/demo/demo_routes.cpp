@@ -65,7 +65,7 @@ Route match_route(std::string_view target) {
   if (path == "/count") {
     return {RouteKind::kCount, 0};
   }
-  if (path == "/headers") {
+  if (path == "/headers" || path.starts_with("/headers/")) {
     return {RouteKind::kHeaders, 0};
   }
   if (path == "/close") {

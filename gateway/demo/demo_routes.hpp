@@ -19,7 +19,7 @@ enum class RouteKind {
   kStatus,      // /status/{code}
   kSlow,        // /slow/{ms}
   kBytes,       // /bytes/{n}: n pattern bytes
-  kHeaders,     // /headers: the request header as JSON
+  kHeaders,     // /headers and /headers/...: the request head (target included) as JSON
   kClose,       // /close: reply, then close the connection
   kNotFound,    // anything else
   kBadRequest,  // a known route with an unusable parameter

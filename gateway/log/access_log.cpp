@@ -314,6 +314,7 @@ bool AccessLog::open_file() {
   }
   ::close(fd_);
   fd_ = fd;
+  get("app")->info("access log reopened path={}", path_);  // the writer thread, not an I/O one
   return true;
 }
 

@@ -217,11 +217,12 @@ inline std::optional<GatewayError> accept_head(RequestContext& ctx, const Sessio
     // A coding other than a final "chunked" leaves the body unframed (RFC 9112 §6.3): 400.
     return GatewayError::kBadRequest;
   }
-  if (auto refused = route_request(ctx)) {
-    return refused;
-  }
-  if (env.access_log != nullptr) {
+  const auto refused = route_request(ctx);
+  if (env.access_log != nullptr && !ctx.path.empty()) {
     ctx.log_path.assign(ctx.path);  // the log shows the path that was judged and forwarded
+  }
+  if (refused) {
+    return refused;
   }
   identify_step(ctx, peer, env.access_log != nullptr ? &env.services.user_hash : nullptr);
   return std::nullopt;

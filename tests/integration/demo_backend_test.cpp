@@ -126,6 +126,13 @@ TEST_F(DemoBackendTest, HeadersListsTheRequestFieldsInOrder) {
   EXPECT_EQ(res.body().find("\"method\""), 1U);  // keys in the documented order
 }
 
+TEST_F(DemoBackendTest, HeadersAnswersForEveryPathUnderItWithTheTargetAsReceived) {
+  const auto res = client_.get("/headers/a/%2F/./b?x=/../");
+  ASSERT_EQ(res.result_int(), 200U);
+  EXPECT_EQ(nlohmann::json::parse(res.body())["target"], "/headers/a/%2F/./b?x=/../");
+  EXPECT_EQ(client_.get("/headersx").result_int(), 404U);  // a longer name is not under it
+}
+
 TEST_F(DemoBackendTest, CloseRepliesThenClosesTheConnection) {
   const auto res = client_.get("/close");
   EXPECT_EQ(res.body(), "bye\n");

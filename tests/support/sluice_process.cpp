@@ -58,7 +58,7 @@ nlohmann::json minimal_gateway_config(std::vector<std::string> endpoints) {
 SluiceProcess::SluiceProcess(const nlohmann::json& config) : SluiceProcess(config, Options{}) {}
 
 SluiceProcess::SluiceProcess(const nlohmann::json& config, const Options& options)
-    : config_path_(write_initial(directory_.path, config)),
+    : config_path_(write_initial(directory_.path(), config)),
       options_(options),
       process_(
           std::make_unique<ChildProcess>(command(config_path_, options.extra_args), options.env)) {
@@ -70,20 +70,7 @@ SluiceProcess::SluiceProcess(const nlohmann::json& config, const Options& option
 SluiceProcess::~SluiceProcess() {
   if (process_->send_signal(SIGTERM)) {
     process_->wait_exit(std::chrono::seconds(3));
-  }  // ~ChildProcess SIGKILLs what is left, then ~TempDirectory removes the config
-}
-
-SluiceProcess::TempDirectory::TempDirectory() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "sluice-test-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw std::runtime_error("mkdtemp failed for " + pattern);
-  }
-  path = pattern;
-}
-
-SluiceProcess::TempDirectory::~TempDirectory() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path, ignored);
+  }  // ~ChildProcess SIGKILLs what is left, then ~TempDir removes the config
 }
 
 void SluiceProcess::wait_ready(std::chrono::milliseconds timeout) {
@@ -107,7 +94,7 @@ void SluiceProcess::wait_ready(std::chrono::milliseconds timeout) {
 }
 
 void SluiceProcess::rewrite_config(const nlohmann::json& config) {
-  const auto temporary = directory_.path / "sluice.json.next";
+  const auto temporary = directory_.path() / "sluice.json.next";
   write_file(temporary, config);
   std::filesystem::rename(temporary, config_path_);
 }

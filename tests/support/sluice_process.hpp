@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tests/support/child_process.hpp"
+#include "tests/support/temp_dir.hpp"
 #include "tests/support/timeouts.hpp"
 
 namespace sluice::testing {
@@ -70,18 +71,9 @@ class SluiceProcess {
   [[nodiscard]] nlohmann::json read_config() const;
 
  private:
-  /// A fresh directory under the temp dir, removed with everything in it on destruction.
-  struct TempDirectory {
-    TempDirectory();
-    ~TempDirectory();
-    TempDirectory(const TempDirectory&) = delete;
-    TempDirectory& operator=(const TempDirectory&) = delete;
-    std::filesystem::path path;
-  };
-
   void wait_ready(std::chrono::milliseconds timeout);
 
-  TempDirectory directory_;  // outlives process_ (declared first)
+  TempDir directory_;  // outlives process_ (declared first)
   std::filesystem::path config_path_;
   Options options_;
   std::unique_ptr<ChildProcess> process_;

@@ -44,7 +44,7 @@ std::string_view protocol(const RequestContext& ctx) {
 void keep_for_log(RequestContext& ctx, const Peer& peer) {
   const http1::RequestHead& head = ctx.head();
   ctx.log_method.assign(head.method);
-  // The path as sent; routing replaces it with the normalized one (note_routed_path()).
+  // The path as sent; accept_head() replaces it with the normalized one once it is known.
   const std::string_view target = head.target;
   ctx.log_path.assign(target.substr(0, target.find_first_of("?#")));
   ctx.log_host.assign(head.fields.value(boost::beast::http::field::host));

@@ -61,6 +61,59 @@ TEST_F(ReloadTest, AValidFileSwapsEveryReloadablePartAndKeepsTheCounts) {
   EXPECT_EQ(proxy.get("/api/slow/1000", {{"X-API-Key", "bob"}}).result_int(), 504);
 }
 
+/// Whether any series of the scrape carries label `name` = `value`.
+bool any_series_with(const Scrape& scrape, std::string_view name, std::string_view value) {
+  for (const auto& series : scrape.series()) {
+    for (const auto& [label, v] : series.labels) {
+      if (label == name && v == value) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+TEST_F(ReloadTest, RemovedRoutesBackendsAndPoliciesTakeTheirMetricSeriesWithThem) {
+  DemoBackend other;
+  config["backends"]["old"] = {{"endpoints", {other.endpoint()}}};
+  config["limits"]["old_policy"] = {{"requests", 100}, {"window_ms", 60000}};
+  config["routes"] = json::array({{{"name", "old_route"},
+                                   {"prefix", "/old"},
+                                   {"strip_prefix", true},
+                                   {"backend", "old"},
+                                   {"limit", "old_policy"}},
+                                  config["routes"][0]});
+  auto gateway = start();
+  HttpClient proxy(gateway->proxy_port());
+  ASSERT_EQ(proxy.get("/old/ok", {{"X-API-Key", "alice"}}).result_int(), 200);
+  ASSERT_EQ(status_for(proxy, "alice"), 200U);
+  const Scrape before = scrape_until(*gateway, "the old route's request", [](const Scrape& s) {
+    return s.find("sluice_requests_total",
+                  {{"backend", "old"}, {"code", "200"}, {"route", "old_route"}}) == 1.0;
+  });
+  ASSERT_TRUE(any_series_with(before, "backend", "old"));
+  ASSERT_TRUE(any_series_with(before, "policy", "old_policy"));
+
+  json next = config;
+  next["backends"].erase("old");
+  next["limits"].erase("old_policy");
+  next["routes"].erase(0);
+  gateway->rewrite_config(next);
+  reload_and_wait(*gateway, "reload ok");
+  ASSERT_EQ(status_for(proxy, "alice"), 200U);  // the remaining route still counts
+  // The series go once no worker holds the old config any more (requests still in flight on
+  // it may record into them), which the gateway checks every second.
+  const Scrape after =
+      scrape_until(*gateway, "the removed names' series to go",
+                   [](const Scrape& s) { return !any_series_with(s, "route", "old_route"); });
+  EXPECT_FALSE(any_series_with(after, "route", "old_route")) << after.text();
+  EXPECT_FALSE(any_series_with(after, "backend", "old")) << after.text();
+  EXPECT_FALSE(any_series_with(after, "policy", "old_policy")) << after.text();
+  EXPECT_GE(after.value("sluice_requests_total",
+                        {{"backend", "demo"}, {"code", "200"}, {"route", "all"}}),
+            2.0);
+}
+
 TEST_F(ReloadTest, AnInvalidFileKeepsTheOldConfigLogsEveryProblemAndCountsAnError) {
   auto gateway = start();
   auto client = admin(*gateway);
