@@ -95,6 +95,19 @@ std::size_t gather_body(http1::MessageParser<IsRequest>& parser, const beast::fl
   return parsed;
 }
 
+/// A body delimited by closing whose source closed: the parse completes, and a body re-framed
+/// as chunks gets its last chunk in `pending`. Returns the parser's error when that was no end.
+template <bool IsRequest>
+boost::system::error_code end_at_close(http1::MessageParser<IsRequest>& parser,
+                                       http1::GatherList& pending, bool chunked) {
+  boost::system::error_code ec;
+  parser.put_eof(ec);
+  if (!ec && chunked) {
+    pending.add_copy("0\r\n\r\n");
+  }
+  return ec;
+}
+
 /// Streams the rest of a message whose head was parsed: body pieces go from `from` to `to`
 /// through views of the read buffer (no copy), re-framed as chunks when `chunked` (the source's
 /// own chunking, or a body delimited by closing, toward an HTTP/1.1 peer) or as they are.
@@ -150,13 +163,8 @@ Task<RelayResult> relay_body(http1::MessageParser<IsRequest>& parser, std::size_
       break;
     }
     if (rec == net::error::eof && parser.need_eof()) {
-      parser.put_eof(rec);  // the body was delimited by closing: it is complete
-      if (rec) {
-        r.read_error = rec;
+      if ((r.read_error = end_at_close(parser, pending, chunked))) {
         break;
-      }
-      if (chunked) {
-        pending.add_copy("0\r\n\r\n");
       }
       continue;  // write the last chunk, if any, and finish
     }

@@ -41,11 +41,11 @@ class OneExchange {
     std::memcpy(b.data(), request.data(), request.size());
     buffer_.commit(request.size());
     std::size_t scanned = 0;
-    const std::size_t end = http1::find_head_end(detail::buffered(buffer_), scanned);
+    const std::size_t end = http1::find_head_end(buffered(buffer_), scanned);
     EXPECT_NE(end, 0U);
-    EXPECT_FALSE(detail::parse_head(ctx, detail::buffered(buffer_).substr(0, end)));
+    EXPECT_FALSE(parse_head(ctx, buffered(buffer_).substr(0, end)));
     bool await_store = false;
-    EXPECT_FALSE(detail::judge(ctx, world.env, peer_, await_store));
+    EXPECT_FALSE(judge(ctx, world.env, peer_, await_store));
   }
 
   /// Runs the exchange until it is over (or stuck, waiting for something the test must do).

@@ -6,6 +6,11 @@
 #include <fstream>
 #include <string>
 
+#include "gateway/proxy/request_intake.hpp"
+#include "gateway/proxy/steps/breaker_step.hpp"
+#include "gateway/proxy/steps/identify_step.hpp"
+#include "gateway/proxy/steps/limit_step.hpp"
+#include "gateway/proxy/steps/record_step.hpp"
 #include "tests/support/proxy_world.hpp"
 
 namespace sluice::proxy {
@@ -24,9 +29,9 @@ class Routed {
     ctx().reset(world.clock.now(), world.snapshot());
     std::size_t scanned = 0;
     const std::size_t end = http1::find_head_end(text_, scanned);
-    EXPECT_FALSE(detail::parse_head(ctx(), std::string_view(text_).substr(0, end)));
+    EXPECT_FALSE(parse_head(ctx(), std::string_view(text_).substr(0, end)));
     ctx().request_id.generate();
-    EXPECT_FALSE(detail::route_request(ctx()));
+    EXPECT_FALSE(route_request(ctx()));
   }
   [[nodiscard]] RequestContext& ctx() { return **lease_; }
 

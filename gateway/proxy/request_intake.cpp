@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/proxy/request_intake.hpp"
+
+#include <boost/beast/http/error.hpp>
+#include <cstdint>
+#include <limits>
+
+#include "gateway/http1/path_normalizer.hpp"
+#include "gateway/proxy/keep_alive.hpp"
+#include "gateway/proxy/reply.hpp"
+#include "gateway/proxy/steps/breaker_step.hpp"
+#include "gateway/proxy/steps/limit_step.hpp"
+#include "gateway/proxy/steps/record_step.hpp"
+
+namespace sluice::proxy {
+namespace {
+
+GatewayError parse_failure(boost::system::error_code ec) {
+  namespace http = boost::beast::http;
+  if (ec == http::error::header_limit) {
+    return GatewayError::kHeaderTooLarge;
+  }
+  if (ec == http::error::body_limit) {
+    return GatewayError::kPayloadTooLarge;  // a Content-Length above max_body_bytes
+  }
+  return GatewayError::kBadRequest;
+}
+
+/// Consumes the request's head, and its body when the body is entirely in `buffer` (a small
+/// POST that gets a 404, 405 or 429), so the connection can carry the next request. False when
+/// the body is not all there (the connection must close).
+bool consume_request(RequestContext& ctx, beast::flat_buffer& buffer) {
+  http1::RequestParser& parser = *ctx.parser;
+  std::size_t parsed = ctx.head().size;
+  const std::string_view data = buffered(buffer);
+  while (!parser.is_done() && parsed < data.size()) {
+    boost::system::error_code ec;
+    const std::size_t n = parser.put(data.substr(parsed), ec);
+    if (ec || n == 0) {
+      break;
+    }
+    parsed += n;
+  }
+  buffer.consume(parser.is_done() ? parsed : ctx.head().size);
+  return parser.is_done();
+}
+
+}  // namespace
+
+std::optional<GatewayError> parse_head(RequestContext& ctx, std::string_view head_bytes) {
+  const config::HttpConfig& http = ctx.snapshot->config().http;
+  http1::RequestParser& parser = *ctx.parser;
+  parser.header_limit(static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(http.max_header_bytes, std::numeric_limits<std::uint32_t>::max())));
+  parser.body_limit(http.max_body_bytes);
+  boost::system::error_code ec;
+  parser.put(head_bytes, ec);
+  if (ec || !parser.is_header_done()) {
+    ctx.request_id.generate();
+    return parse_failure(ec ? ec : boost::beast::http::error::bad_value);
+  }
+  return std::nullopt;
+}
+
+std::optional<GatewayError> route_request(RequestContext& ctx) {
+  const http1::RequestHead& head = ctx.head();
+  const config::HttpConfig& http = ctx.snapshot->config().http;
+  const std::string_view raw_path = target_path(head.target);
+  if (raw_path.empty() || raw_path.front() != '/') {
+    return GatewayError::kBadRequest;  // asterisk-form, or an authority without a path
+  }
+  switch (http1::normalize_path(raw_path, http.merge_slashes, ctx.path_scratch)) {
+    case http1::PathStatus::kUnchanged:
+      ctx.path = raw_path;
+      break;
+    case http1::PathStatus::kRewritten:
+      ctx.path = ctx.path_scratch;
+      break;
+    case http1::PathStatus::kAboveRoot:
+    case http1::PathStatus::kBadEncoding:
+      return GatewayError::kBadRequest;
+  }
+  ctx.query = target_query(head.target);
+  const RouteMatch match = ctx.snapshot->router().match(
+      head.fields.value(boost::beast::http::field::host), head.method, ctx.path);
+  if (match.kind == RouteMatch::Kind::kNoRoute) {
+    return GatewayError::kNoRoute;
+  }
+  if (match.kind == RouteMatch::Kind::kMethodNotAllowed) {
+    ctx.allow_scratch = match.allow;
+    ctx.allow = ctx.allow_scratch;
+    return GatewayError::kMethodNotAllowed;
+  }
+  ctx.route = match.route;
+  ctx.backend = &ctx.snapshot->backend(match.route->backend);
+  ctx.route_metrics = match.route->metrics;
+  const bool origin_form = head.target.front() == '/';
+  if (origin_form && ctx.path.data() == raw_path.data() && !ctx.route->strip_prefix) {
+    ctx.upstream_target = head.target;  // nothing to change: the client's bytes
+  } else {
+    // (an absolute-form target is forwarded in origin form, by its normalized path)
+    ctx.upstream_target = upstream_target(*ctx.route, ctx.path, ctx.query, ctx.target_scratch);
+  }
+  return std::nullopt;
+}
+
+std::optional<GatewayError> accept_head(RequestContext& ctx, const SessionEnv& env,
+                                        const Peer& peer) {
+  const http1::RequestHead& head = ctx.head();
+  ctx.client_keep_alive = head.keep_alive;
+  const http1::FieldRef* id = head.fields.find("X-Request-Id");
+  if (id != nullptr && http1::usable_request_id(id->value) &&
+      head.fields.count("X-Request-Id") == 1) {
+    ctx.request_id.keep(id->value);
+  } else {
+    ctx.request_id.generate();
+  }
+  if (env.access_log != nullptr) {
+    keep_for_log(ctx, peer);
+  }
+  if (head.fields.count(boost::beast::http::field::transfer_encoding) != 0 &&
+      head.framing != http1::Framing::kChunked) {
+    // A coding other than a final "chunked" leaves the body unframed (RFC 9112 §6.3): 400.
+    return GatewayError::kBadRequest;
+  }
+  const auto refused = route_request(ctx);
+  if (env.access_log != nullptr && !ctx.path.empty()) {
+    ctx.log_path.assign(ctx.path);  // the log shows the path that was judged and forwarded
+  }
+  if (refused) {
+    return refused;
+  }
+  identify_step(ctx, peer, env.access_log != nullptr ? &env.services.user_hash : nullptr);
+  return std::nullopt;
+}
+
+std::optional<GatewayError> judge(RequestContext& ctx, const SessionEnv& env, const Peer& peer,
+                                  bool& await_store) {
+  await_store = false;
+  if (auto refused = accept_head(ctx, env, peer)) {
+    return refused;
+  }
+  if (const RouteLimit* limit = route_limit(ctx)) {
+    const auto decision = limit_now(ctx, *limit, env.services.store, env.store_slot);
+    if (!decision) {
+      await_store = true;
+      return std::nullopt;
+    }
+    if (auto refused = apply_limit(ctx, *limit, *decision)) {
+      return refused;
+    }
+  }
+  return breaker_step(ctx, ctx.started);
+}
+
+std::optional<GatewayError> after_limit(RequestContext& ctx,
+                                        const limiter::LimitDecision& decision) {
+  if (auto refused = apply_limit(ctx, *route_limit(ctx), decision)) {
+    return refused;
+  }
+  return breaker_step(ctx, ctx.started);
+}
+
+RequestContext& begin_request(RequestContext& ctx, const Snapshot& snapshot,
+                              const SessionEnv& env) {
+  ctx.reset(env.services.clock.now(), snapshot);
+  if (env.access_log != nullptr) {
+    ctx.wall = std::chrono::system_clock::now();
+  }
+  return ctx;
+}
+
+std::optional<GatewayError> intake(RequestContext& ctx, std::string_view head_bytes,
+                                   const SessionEnv& env, const Peer& peer, bool& await_store) {
+  await_store = false;
+  if (auto refused = parse_head(ctx, head_bytes)) {
+    return refused;
+  }
+  return judge(ctx, env, peer, await_store);
+}
+
+bool prepare_answer(RequestContext& ctx, boost::beast::flat_buffer& buffer, const SessionEnv& env,
+                    GatewayError error) {
+  ctx.error = error;
+  const bool parsed = ctx.parser->is_header_done();
+  const bool request_read = parsed && consume_request(ctx, buffer);
+  ctx.keep_alive =
+      decide_keep_alive(ctx, {.draining = env.services.draining.load(std::memory_order_relaxed),
+                              .request_read = request_read,
+                              .closes_itself = false});
+  const unsigned version = parsed ? ctx.head().version : 11;
+  const bool head_request = parsed && ctx.head().verb == boost::beast::http::verb::head;
+  compose_reply(ctx, version, head_request);
+  return request_read;
+}
+
+}  // namespace sluice::proxy

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/system/error_code.hpp>
+#include <optional>
+#include <string_view>
+
+#include "gateway/limiter/sliding_window.hpp"
+#include "gateway/proxy/errors.hpp"
+#include "gateway/proxy/request_context.hpp"
+#include "gateway/proxy/router.hpp"
+#include "gateway/proxy/session_env.hpp"
+#include "gateway/proxy/steps/identify_step.hpp"
+
+// A request from the bytes of its head to the decision to forward it (docs/architecture.md,
+// "The request path", steps 2-5): parse, accept (request id, framing, path, route, identity),
+// then limit and breaker. Plain functions, no waiting: the session (server_session.hpp) awaits
+// only what must be awaited. All run on the worker's thread.
+namespace sluice::proxy {
+
+/// The bytes of `buffer` as text.
+inline std::string_view buffered(const boost::beast::flat_buffer& buffer) {
+  return {static_cast<const char*>(buffer.data().data()), buffer.size()};
+}
+
+/// The head's parse, with the parser's limits from the config. Returns the answer on failure.
+[[nodiscard]] std::optional<GatewayError> parse_head(RequestContext& ctx,
+                                                     std::string_view head_bytes);
+
+/// Routing: the normalized path, the route, and the target the upstream will get.
+[[nodiscard]] std::optional<GatewayError> route_request(RequestContext& ctx);
+
+/// After the head is parsed: the request id, the log's copies, framing checks and routing.
+/// Returns the answer when the request goes no further.
+[[nodiscard]] std::optional<GatewayError> accept_head(RequestContext& ctx, const SessionEnv& env,
+                                                      const Peer& peer);
+
+/// The steps of a parsed request that need no waiting: accept the head (request id, routing,
+/// identity), then the limit and the breaker. Returns the answer when the request goes no
+/// further; `await_store` is set when the store must be asked asynchronously (the session
+/// awaits it, then calls after_limit()).
+[[nodiscard]] std::optional<GatewayError> judge(RequestContext& ctx, const SessionEnv& env,
+                                                const Peer& peer, bool& await_store);
+
+/// The rest of judge() once an asynchronous limit decision arrived.
+[[nodiscard]] std::optional<GatewayError> after_limit(RequestContext& ctx,
+                                                      const limiter::LimitDecision& decision);
+
+/// Starts a request on `ctx` (a pooled context) under `snapshot`: its clocks. Returns `ctx`.
+RequestContext& begin_request(RequestContext& ctx, const Snapshot& snapshot, const SessionEnv& env);
+
+/// parse_head(), then judge(): every step before the exchange that needs no waiting.
+[[nodiscard]] std::optional<GatewayError> intake(RequestContext& ctx, std::string_view head_bytes,
+                                                 const SessionEnv& env, const Peer& peer,
+                                                 bool& await_store);
+
+/// Prepares the gateway's own answer to `error` in `ctx.down_out` (the reply and its keep-alive
+/// verdict), consuming the request from `buffer` when it can. Returns whether the request was
+/// read whole (otherwise the connection must close, lingering).
+bool prepare_answer(RequestContext& ctx, boost::beast::flat_buffer& buffer, const SessionEnv& env,
+                    GatewayError error);
+
+}  // namespace sluice::proxy
