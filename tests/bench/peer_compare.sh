@@ -5,8 +5,8 @@
 # comparison (proxy)"). Absolute figures on a shared 2-core VM are noisy; the ratios between
 # targets measured in interleaved rounds of the same run are what to read.
 #
-# usage: tests/bench/peer_compare.sh [throughput] [pinned] [limits] [redis] [idle] [stream]
-#                                                                           (default: all six)
+# usage: tests/bench/peer_compare.sh [throughput] [pinned] [limits] [accesslog] [redis] [idle]
+#                                     [stream]                            (default: all seven)
 #   throughput  wrk keep-alive load through every target, no CPU pinning, rounds interleaved
 #               (direct sluice-1 sluice-2 nginx-1 nginx-2 haproxy-1 haproxy-2, then again ...)
 #   pinned      the same for the 1-worker targets: proxy on cpu 0, wrk + backend on cpu 1
@@ -15,6 +15,10 @@
 #               sluice-limits (policy + breaker), nginx-limit_req, haproxy-stick-table; each
 #               limit is set far above the load, so it is evaluated on every request and never
 #               rejects (any 429 shows up as a non-2xx error)
+#   accesslog   pinned like `pinned`, each proxy writing its access log to a file: sluice-log
+#               (one JSON line per request, docs/access-log.md) against nginx-log (a JSON
+#               log_format with the same fields, `buffer=64k flush=1s`: like sluice, lines reach
+#               the file within a second); the lines each wrote are counted afterwards
 #   redis       pinned like `limits`, the same keys: sluice-limits (memory store) against
 #               sluice-redis (store.type redis on a local redis-server, pinned with wrk and the
 #               backend); Redis commands per proxied request from INFO commandstats; and
@@ -392,13 +396,15 @@ start_backend() {
   log "backend ($kind${cpus:+, cpu $cpus}) on port $BACKEND_PORT"
 }
 
-# start_sluice NAME THREADS CPUS [TIMEOUT_MS] [TEMPLATE]   (TEMPLATE: sluice.json.in)
+# start_sluice NAME THREADS CPUS [TIMEOUT_MS] [TEMPLATE] [ACCESS_LOG_FILE]
+#   (TEMPLATE: sluice.json.in; without ACCESS_LOG_FILE the access log is off)
 start_sluice() {
   local name=$1 threads=$2 cpus=$3 timeout_ms=${4:-30000} template=${5:-sluice.json.in}
-  local config=$LOGDIR/$1.json
+  local config=$LOGDIR/$1.json access_log='{"enabled": false, "path": "-"}'
+  [[ -z ${6:-} ]] || access_log="{\"enabled\": true, \"path\": \"$6\"}"
   render "$PEERS_DIR/$template" "$config" "THREADS=$threads" "BACKEND_PORT=$BACKEND_PORT" \
     "MAX_CONNECTIONS=$((IDLE_CONNS + 10000))" "MAX_BODY_BYTES=$((2 * STREAM_BYTES))" \
-    "TIMEOUT_MS=$timeout_ms" "REDIS_PORT=${REDIS_PORT:-0}"
+    "TIMEOUT_MS=$timeout_ms" "REDIS_PORT=${REDIS_PORT:-0}" "ACCESS_LOG=$access_log"
   if ! "$SLUICE_BIN" --check --config "$config" >"$LOGDIR/$name.check.log" 2>&1; then
     warn "sluice rejects $config:"
     sed 's/^/    | /' "$LOGDIR/$name.check.log" >&2
@@ -421,9 +427,14 @@ nginx_user_directive() {
   if [[ $(id -u) -eq 0 ]]; then echo "user $(id -un) $(id -gn);"; fi
 }
 
-# start_nginx NAME WORKERS CPUS [TEMPLATE]   (TEMPLATE: nginx-proxy.conf.in)
+# start_nginx NAME WORKERS CPUS [TEMPLATE] [ACCESS_LOG_FILE]
+#   (TEMPLATE: nginx-proxy.conf.in; without ACCESS_LOG_FILE the access log is off)
 start_nginx() {
   local name=$1 workers=$2 cpus=$3 template=${4:-nginx-proxy.conf.in} dir=$LOGDIR/$1 port
+  local access_log="access_log off;"
+  # The fields of sluice's line (docs/access-log.md), as nginx has them; buffered like sluice's
+  # batches and flushed at least every second, as sluice's lines reach the file within one.
+  [[ -z ${5:-} ]] || access_log="log_format bench_json escape=json '{\"ts\":\"\$time_iso8601\",\"request_id\":\"\$sluice_bench_request_id\",\"method\":\"\$request_method\",\"path\":\"\$uri\",\"route\":\"all\",\"backend\":\"demo\",\"endpoint\":\"\$upstream_addr\",\"user\":\"\$remote_addr\",\"status\":\$status,\"bytes_in\":\$request_length,\"bytes_out\":\$body_bytes_sent,\"duration_ms\":\$request_time,\"upstream_ms\":\"\$upstream_response_time\",\"limit\":\"none\",\"breaker\":\"off\",\"client_ip\":\"\$remote_addr\",\"host\":\"\$host\",\"protocol\":\"\$server_protocol\"}'; access_log $5 bench_json buffer=64k flush=1s;"
   port=$(free_port)
   mkdir -p "$dir"
   # RATE and BURST are used by nginx-limits.conf.in only: a key's requests within one event-loop
@@ -431,7 +442,7 @@ start_nginx() {
   render "$PEERS_DIR/$template" "$dir/nginx.conf" "DIR=$dir" "PORT=$port" \
     "WORKERS=$workers" "BACKEND_PORT=$BACKEND_PORT" "FD_LIMIT=$FD_LIMIT" \
     "WORKER_CONNECTIONS=$((FD_LIMIT - 64))" "USER_DIRECTIVE=$(nginx_user_directive)" \
-    "RATE=$NGINX_LIMIT_RATE" "BURST=$((10 * CONNECTIONS))"
+    "RATE=$NGINX_LIMIT_RATE" "BURST=$((10 * CONNECTIONS))" "ACCESS_LOG=$access_log"
   if ! nginx -t -q -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" >"$LOGDIR/$name.check.log" 2>&1; then
     warn "nginx rejects $dir/nginx.conf:"
     sed 's/^/    | /' "$LOGDIR/$name.check.log" >&2
@@ -476,6 +487,7 @@ start_target() {
   case $name in
     direct) return 0 ;;
     sluice-limits) start_sluice "$name" 1 "$cpus" 30000 sluice-limits.json.in ;;
+    sluice-log) start_sluice "$name" 1 "$cpus" 30000 sluice.json.in "$LOGDIR/$name.access.log" ;;
     sluice-redis)
       start_sluice "$name" 1 "$cpus" 30000 sluice-redis.json.in || return 1
       # Decisions go to Redis only once its connection is up: wait for the "ready" line.
@@ -490,6 +502,8 @@ start_target() {
       }
       if [[ $name == nginx-limit_req ]]; then
         start_nginx "$name" 1 "$cpus" nginx-limits.conf.in
+      elif [[ $name == nginx-log ]]; then
+        start_nginx "$name" 1 "$cpus" nginx-proxy.conf.in "$LOGDIR/$name.access.log"
       else
         start_nginx "$name" "$workers" "$cpus"
       fi
@@ -668,6 +682,12 @@ throughput_phase() {
         "$LIMIT_KEYS keys; pinned like PINNED, redis-server with wrk and the backend ==="
       meta limit_keys "$LIMIT_KEYS"
       ;;
+    accesslog)
+      proxy_cpus=0 other_cpus=1
+      targets=(sluice-log nginx-log)
+      log "=== ACCESS LOG: each proxy writes one line per request to a file; pinned like" \
+        "PINNED ==="
+      ;;
     limits)
       proxy_cpus=0 other_cpus=1
       targets=(sluice-1 sluice-limits nginx-limit_req haproxy-stick-table)
@@ -743,7 +763,23 @@ throughput_phase() {
   if [[ $variant == redis ]]; then
     redis_figures "$proxy_cpus"
   fi
+  [[ $variant != accesslog ]] || access_log_lines "${started[@]}"
   stop_all
+}
+
+# access_log_lines TARGETS...: how many lines each target's access log file holds, beside the
+# requests wrk counted for it (warm-up not included), once both had a second to flush.
+access_log_lines() {
+  local t file lines requests
+  sleep 1.5
+  for t in "$@"; do
+    file=$LOGDIR/$t.access.log
+    lines=$( [[ -f $file ]] && wc -l <"$file" || echo 0)
+    requests=$(awk -F'\t' -v t="$t" '$1 == "accesslog" && $2 == t { n += $7 } END { print n + 0 }' \
+      "$OUT_DIR/raw.tsv")
+    log "$t: $lines access log lines for $requests measured requests (plus the warm-up's)"
+    meta "accesslog.lines.$t" "$lines lines in $file for $requests measured requests (plus the warm-up's)"
+  done
 }
 
 # start_redis CPUS: a redis-server on a free port, no persistence (REDIS_PORT).
@@ -903,11 +939,11 @@ stream_phase() {
 
 main() {
   local sections=("$@") s
-  ((${#sections[@]} > 0)) || sections=(throughput pinned limits redis idle stream)
+  ((${#sections[@]} > 0)) || sections=(throughput pinned limits accesslog redis idle stream)
   for s in "${sections[@]}"; do
     case $s in
-      throughput | pinned | limits | redis | idle | stream) ;;
-      *) die "unknown section '$s' (throughput, pinned, limits, redis, idle, stream)" ;;
+      throughput | pinned | limits | accesslog | redis | idle | stream) ;;
+      *) die "unknown section '$s' (throughput, pinned, limits, accesslog, redis, idle, stream)" ;;
     esac
   done
   [[ $LIMIT_KEYS =~ ^[1-9][0-9]*$ ]] || die "LIMIT_KEYS must be a positive integer"
@@ -946,6 +982,7 @@ main() {
       throughput) throughput_phase shared ;;
       pinned) throughput_phase pinned ;;
       limits) throughput_phase limits ;;
+      accesslog) throughput_phase accesslog ;;
       redis) throughput_phase redis ;;
       idle) idle_phase ;;
       stream) stream_phase ;;

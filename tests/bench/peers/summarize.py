@@ -30,12 +30,16 @@ LABELS = {
     "nginx-limit_req": "nginx 1 worker, limit_req",
     "haproxy-stick-table": "haproxy nbthread 1, stick table + deny rule",
     "sluice-redis": "sluice threads=1, the same limit in Redis (store redis)",
+    "sluice-log": "sluice threads=1, access log to a file",
+    "nginx-log": "nginx 1 worker, access log to a file (buffer=64k flush=1s)",
 }
 VARIANTS = {
     "shared": "no pinning: wrk, backend and proxy share both cores",
     "pinned": "PINNED: proxy on cpu 0 (taskset -c 0), wrk + backend on cpu 1",
     "limits": "LIMITS: a per-key limit on every request (X-API-Key over {keys} keys), "
               "pinned like PINNED",
+    "accesslog": "ACCESS LOG: each proxy writes one JSON line per request to a file, pinned like "
+                 "PINNED",
     "redis": "REDIS: the same limit in the memory store and in Redis (X-API-Key over {keys} "
              "keys), pinned like PINNED, redis-server on cpu 1 with wrk and the backend",
 }
@@ -47,9 +51,19 @@ REDIS_MAX_P99_ADDED_US = 1000.0
 # own per-key limiters. Targets from the proxy issue's limits work.
 LIMITS_PLAIN, LIMITS_OURS = "sluice-1", "sluice-limits"
 LIMITS_PEERS = ("nginx-limit_req", "haproxy-stick-table")
-LIMITS_MAX_RPS_OVERHEAD_PCT = 5.0
+LIMITS_MAX_RPS_OVERHEAD_PCT = 5.0  # the limits issue's; shown for reference
 LIMITS_MAX_P99_DELTA_US = 100.0
 LIMITS_MIN_PEER_RATIO = 1.0
+# The data path issue's targets for the plain path (sections throughput and pinned), per
+# sluice-1 / peer-1 pair: req/s at least, p99 and CPU per request at most; None: no target.
+PLAIN_TARGETS = {
+    "nginx": {"rps": 1.0, "p99": 1.1, "cpu": 1.0},
+    "haproxy": {"rps": 1.0, "p99": None, "cpu": None},
+}
+CPU_STRETCH = 0.8  # the stretch goal for proxy CPU per request against nginx
+# The `accesslog` section: sluice with its access log against nginx with its own.
+ACCESSLOG_OURS, ACCESSLOG_PEER = "sluice-log", "nginx-log"
+ACCESSLOG_MIN_RPS_RATIO = 0.9
 METRICS = ("rps", "p50_us", "p99_us", "cpu_us_per_req", "backend_cpu_us_per_req")
 
 
@@ -164,7 +178,7 @@ def limits_lines(comparison: dict, targets: dict, notes: dict) -> list:
         met = verdict(vs_plain["rps_overhead_met"])
         lines.append(f"| req/s overhead (from the medians; per round: {per_round or 'n/a'}) | "
                      f"{fmt(vs_plain['rps_overhead_pct'], 1, ' %')} | "
-                     f"≤ {LIMITS_MAX_RPS_OVERHEAD_PCT:g} %: {met} |")
+                     f"≤ {LIMITS_MAX_RPS_OVERHEAD_PCT:g} % (limits issue): {met} |")
         lines.append(f"| p99 delta | {fmt(vs_plain['p99_delta_us'], 0, ' µs')} | "
                      f"≤ {LIMITS_MAX_P99_DELTA_US:g} µs: {verdict(vs_plain['p99_delta_met'])} |")
         lines.append(f"| proxy CPU delta per request | "
@@ -203,9 +217,47 @@ def ratios(targets: dict) -> list:
                 a, b = ours.get(metric), theirs.get(metric)
                 return a / b if a is not None and b else None
 
-            rows.append({"pair": f"sluice-{workers} / {peer}-{workers}", "rps": ratio("rps"),
-                         "p99": ratio("p99_us"), "cpu": ratio("cpu_us_per_req")})
+            row = {"pair": f"sluice-{workers} / {peer}-{workers}", "rps": ratio("rps"),
+                   "p99": ratio("p99_us"), "cpu": ratio("cpu_us_per_req")}
+            if workers == "1":
+                goals = PLAIN_TARGETS[peer]
+                row["met"] = {
+                    metric: (None if goals[metric] is None or row[metric] is None else
+                             (row[metric] >= goals[metric] if metric == "rps"
+                              else row[metric] <= goals[metric]))
+                    for metric in ("rps", "p99", "cpu")}
+            rows.append(row)
     return rows
+
+
+def with_goal(value, met, goal, at_least: bool) -> str:
+    """A ratio beside its target and verdict, e.g. `1.04 (≥ 1.0: met)`."""
+    if goal is None:
+        return fmt(value, 2)
+    return f"{fmt(value, 2)} ({'≥' if at_least else '≤'} {goal:g}: {verdict(met)})"
+
+
+def accesslog_lines(targets: dict, notes: dict) -> list:
+    ours, theirs = targets.get(ACCESSLOG_OURS), targets.get(ACCESSLOG_PEER)
+    lines = [""]
+    if ours and theirs and ours.get("rps") is not None and theirs.get("rps"):
+        ratio = ours["rps"] / theirs["rps"]
+        p99 = (ours["p99_us"] / theirs["p99_us"]
+               if ours.get("p99_us") is not None and theirs.get("p99_us") else None)
+        cpu = (ours["cpu_us_per_req"] / theirs["cpu_us_per_req"]
+               if ours.get("cpu_us_per_req") is not None and theirs.get("cpu_us_per_req")
+               else None)
+        lines.append(f"{ACCESSLOG_OURS} / {ACCESSLOG_PEER}: req/s "
+                     f"{with_goal(ratio, ratio >= ACCESSLOG_MIN_RPS_RATIO, ACCESSLOG_MIN_RPS_RATIO, True)}"
+                     f", p99 {fmt(p99, 2)}, CPU/req {fmt(cpu, 2)}.")
+    else:
+        lines.append(f"{ACCESSLOG_OURS} / {ACCESSLOG_PEER}: n/a (one of them has no figures).")
+    written = [f"{name}: {note['lines']}" for name, note in notes.items() if "lines" in note]
+    if written:
+        lines.append("")
+        lines.append("Lines written: " + "; ".join(written) + ".")
+    lines.append("")
+    return lines
 
 
 def kb_to_mb(kb):
@@ -283,17 +335,27 @@ def throughput_tables(summary: dict, meta: dict, raw: list) -> list:
             lines += limits_lines(limits_comparison(targets, raw), targets, notes)
         if variant == "redis":
             lines += redis_lines(targets, meta)
-        pairs = ratios(targets) if variant not in ("limits", "redis") else []
+        if variant == "accesslog":
+            lines += accesslog_lines(targets, notes)
+        pairs = ratios(targets) if variant not in ("limits", "redis", "accesslog") else []
         if pairs:
             lines.append("")
             lines.append("Ratios at equal workers (req/s > 1: sluice faster; p99 and CPU < 1: "
-                         "sluice better):")
+                         "sluice better), with the data path issue's targets for one worker "
+                         f"(CPU stretch goal against nginx: ≤ {CPU_STRETCH:g}):")
             lines.append("")
             lines.append("| sluice / peer | req/s | p99 | CPU/req |")
             lines.append("| --- | ---: | ---: | ---: |")
             for p in pairs:
-                lines.append(f"| {p['pair']} | {fmt(p['rps'], 2)} | {fmt(p['p99'], 2)} | "
-                             f"{fmt(p['cpu'], 2)} |")
+                met = p.get("met")
+                if met is None:
+                    cells = [fmt(p[m], 2) for m in ("rps", "p99", "cpu")]
+                else:
+                    goals = PLAIN_TARGETS[p["pair"].split(" / ")[1].split("-")[0]]
+                    cells = [with_goal(p["rps"], met["rps"], goals["rps"], True),
+                             with_goal(p["p99"], met["p99"], goals["p99"], False),
+                             with_goal(p["cpu"], met["cpu"], goals["cpu"], False)]
+                lines.append(f"| {p['pair']} | {cells[0]} | {cells[1]} | {cells[2]} |")
         lines.append("")
     return lines
 
@@ -399,7 +461,7 @@ def main() -> int:
         "meta": meta,
         "throughput": throughput,
         "ratios": {variant: ratios(targets) for variant, targets in throughput.items()
-                   if variant not in ("limits", "redis")},
+                   if variant not in ("limits", "redis", "accesslog")},
         "limits": (limits_comparison(throughput.get("limits", {}), raw)
                    if "limits" in throughput else None),
         "redis": (redis_comparison(throughput.get("redis", {}))
