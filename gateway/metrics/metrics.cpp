@@ -235,8 +235,9 @@ std::string Metrics::scrape() {
   {
     std::lock_guard lock(mutex_);
     for (const auto& [name, b] : backends_) {
-      b->connections_active->Set(static_cast<double>(b->active.load(std::memory_order_relaxed)));
-      b->connections_idle->Set(static_cast<double>(b->idle.load(std::memory_order_relaxed)));
+      const ConnectionCounts& c = *b->connections;
+      b->connections_active->Set(static_cast<double>(c.active.load(std::memory_order_relaxed)));
+      b->connections_idle->Set(static_cast<double>(c.idle.load(std::memory_order_relaxed)));
     }
   }
   return prometheus::TextSerializer().Serialize(registry_->Collect());

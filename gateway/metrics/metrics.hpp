@@ -61,6 +61,13 @@ class RouteMetrics {
   std::array<std::atomic<prometheus::Counter*>, 500> by_status_{};  // index: status - 100
 };
 
+/// Upstream connections of one backend by state. Plain atomic adds: cheaper on the data path
+/// than a gauge's compare-and-swap loop on a double.
+struct ConnectionCounts {
+  std::atomic<std::int64_t> active{0};
+  std::atomic<std::int64_t> idle{0};
+};
+
 /// The metrics of one backend. Thread-safe; the references stay valid for the life of Metrics.
 struct BackendMetrics {
   std::array<prometheus::Counter*, kUpstreamOutcomes> upstream{};
@@ -71,10 +78,10 @@ struct BackendMetrics {
   prometheus::Gauge* window_accepts = nullptr;
   prometheus::Gauge* connections_active = nullptr;
   prometheus::Gauge* connections_idle = nullptr;
-  /// Kept by the data path (plain atomic adds, cheaper than a gauge's compare-and-swap loop on
-  /// a double) and copied into the two gauges above at scrape time.
-  std::atomic<std::int64_t> active{0};
-  std::atomic<std::int64_t> idle{0};
+  /// Kept by the data path and copied into the two gauges above at scrape time. Shared: an
+  /// upstream connection holds the counts it is in, so a pooled connection of a backend a
+  /// reload removed can still leave them after the backend's series are gone.
+  std::shared_ptr<ConnectionCounts> connections = std::make_shared<ConnectionCounts>();
 
   void count(UpstreamOutcome outcome) { upstream[static_cast<std::size_t>(outcome)]->Increment(); }
 };

@@ -34,8 +34,9 @@ namespace sluice::proxy {
 /// (docs/architecture.md, "Upstream connections").
 ///
 /// It also keeps `sluice_upstream_connections{backend, state}` true for as long as it lives:
-/// active while a request uses it, idle while pooled. The metrics outlive every connection.
-/// Confined to the worker's thread.
+/// active while a request uses it, idle while pooled. It shares the counts it is in with the
+/// backend's metrics, so they stay valid when a reload retires the backend while the connection
+/// still idles in a pool or waits on an aborted read. Confined to the worker's thread.
 template <typename Stream>
 class UpstreamConnection : public std::enable_shared_from_this<UpstreamConnection<Stream>> {
  public:
@@ -49,18 +50,20 @@ class UpstreamConnection : public std::enable_shared_from_this<UpstreamConnectio
   ~UpstreamConnection() { leave_state(); }
 
   /// In use by a request to the backend of `metrics` (a new or a checked-out connection).
-  void mark_active(metrics::BackendMetrics& metrics) {
-    leave_state();
-    owner_ = &metrics;
+  void mark_active(const metrics::BackendMetrics& metrics) {
+    if (owner_ != metrics.connections) {
+      leave_state();
+      owner_ = metrics.connections;
+    } else {
+      leave_state_keeping_owner();
+    }
     idle_ = false;
     owner_->active.fetch_add(1, std::memory_order_relaxed);
   }
   /// Back in the pool.
   void mark_idle() {
-    auto* owner = owner_;
-    leave_state();
-    if (owner != nullptr) {
-      owner_ = owner;
+    if (owner_ != nullptr) {
+      leave_state_keeping_owner();
       idle_ = true;
       owner_->idle.fetch_add(1, std::memory_order_relaxed);
     }
@@ -102,16 +105,35 @@ class UpstreamConnection : public std::enable_shared_from_this<UpstreamConnectio
  private:
   /// The watching read's completion: keeps the connection alive until it runs, runs on the
   /// stream's executor, and takes its operation's memory from the worker's pool.
+  ///
+  /// Destroyed without running (the io_context shuts down with the read pending), it drops the
+  /// waiting receiver too: that receiver (a suspended exchange) holds the connection, and the
+  /// connection holds it, so nothing else would ever free either.
   struct WatchHandler {
     using executor_type = typename Stream::executor_type;
     using allocator_type = std::pmr::polymorphic_allocator<std::byte>;
-    std::shared_ptr<UpstreamConnection> self;
-    std::pmr::memory_resource* ops;
+    WatchHandler(std::shared_ptr<UpstreamConnection> connection, std::pmr::memory_resource* memory)
+        : self(std::move(connection)), ops(memory) {}
+    WatchHandler(WatchHandler&&) noexcept = default;
+    WatchHandler& operator=(WatchHandler&&) noexcept = default;
+    WatchHandler(const WatchHandler&) = delete;
+    WatchHandler& operator=(const WatchHandler&) = delete;
+    ~WatchHandler() {
+      if (self != nullptr) {
+        self->abandon();
+      }
+    }
     [[nodiscard]] executor_type get_executor() const noexcept {
       return self->stream.get_executor();
     }
     [[nodiscard]] allocator_type get_allocator() const noexcept { return allocator_type(ops); }
-    void operator()(boost::system::error_code ec, std::size_t n) const { self->on_read(ec, n); }
+    void operator()(boost::system::error_code ec, std::size_t n) {
+      const auto connection = std::move(self);
+      connection->on_read(ec, n);
+    }
+
+    std::shared_ptr<UpstreamConnection> self;
+    std::pmr::memory_resource* ops;
   };
 
   void on_read(boost::system::error_code ec, std::size_t n) {
@@ -129,15 +151,26 @@ class UpstreamConnection : public std::enable_shared_from_this<UpstreamConnectio
     // (Bytes nobody waited for are in `buffer`: the exchange that asked finds them there, and a
     // pooled connection is no longer intact().)
   }
-  void leave_state() {
+  void abandon() noexcept {
+    watching_ = false;
+    if (waiter_) {
+      auto waiter = std::move(*waiter_);
+      waiter_.reset();
+    }  // the receiver's destruction releases what it held, the connection among it
+  }
+  void leave_state_keeping_owner() {
     if (owner_ != nullptr) {
       (idle_ ? owner_->idle : owner_->active).fetch_sub(1, std::memory_order_relaxed);
-      owner_ = nullptr;
       idle_ = false;
     }
   }
+  void leave_state() {
+    leave_state_keeping_owner();
+    owner_.reset();
+  }
 
-  metrics::BackendMetrics* owner_ = nullptr;
+  // Shared with the backend's metrics: a reload may retire them while this connection idles.
+  std::shared_ptr<metrics::ConnectionCounts> owner_;
   bool idle_ = false;
   bool watching_ = false;
   std::pmr::memory_resource* ops_ = std::pmr::get_default_resource();

@@ -128,7 +128,6 @@ class ProxyWorld {
 
   ManualClock clock;
   ScriptedRandom random;
-  boost::asio::io_context ioc{1};
   std::pmr::unsynchronized_pool_resource ops;
 
  private:
@@ -164,12 +163,16 @@ class ProxyWorld {
  public:
   proxy::Services services;
   proxy::WorkerView view;
-  proxy::DeadlineSweep sweep;
-  proxy::UpstreamPool<TestStream> pool;
-  TestConnector connector;
   proxy::BalanceCursor cursor;
   proxy::ContextPool contexts;
   proxy::SessionList sessions;
+  // As in the Worker: destroying the io_context destroys pending handlers and suspended session
+  // frames, which use what is declared above (metrics, contexts, memory); the I/O objects below
+  // go first.
+  boost::asio::io_context ioc{1};
+  proxy::DeadlineSweep sweep;
+  proxy::UpstreamPool<TestStream> pool;
+  TestConnector connector;
   proxy::SessionEnv env;
   proxy::UpstreamContext<TestStream> upstream;
 };

@@ -71,7 +71,7 @@ TEST_F(LifecycleTest, DrainLetsInFlightRequestsFinishThenExitsZero) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->result_int(), 200);  // the in-flight request finished
   EXPECT_FALSE(res->keep_alive());    // ...and was told the connection ends
-  EXPECT_EQ(gateway.process().wait_exit(), 0);
+  EXPECT_EQ(gateway.process().wait_exit(), 0) << gateway.process().output();
   EXPECT_LT(Clock::now() - started, milliseconds(4000));
   EXPECT_NE(HttpClient::probe_connect(gateway.proxy_port(), milliseconds(500)),
             boost::system::error_code{});
@@ -84,7 +84,7 @@ TEST_F(LifecycleTest, DrainTimeoutCutsRequestsThatDoNotFinish) {
   ASSERT_TRUE(send_until_in_flight(gateway, busy, "GET /slow/10000 HTTP/1.1\r\nHost: a\r\n\r\n"));
   const auto started = Clock::now();
   ASSERT_TRUE(gateway.process().send_signal(SIGTERM));
-  EXPECT_EQ(gateway.process().wait_exit(), 0);
+  EXPECT_EQ(gateway.process().wait_exit(), 0) << gateway.process().output();
   EXPECT_LT(Clock::now() - started, milliseconds(3000));
   EXPECT_TRUE(busy.closed_by_peer(milliseconds(1000)));
 }

@@ -64,7 +64,7 @@ TEST(MetricsTest, BackendAndPolicyHandlesAreStableAndLabelled) {
   BackendMetrics& b = metrics.backend("users");
   EXPECT_EQ(&metrics.backend("users"), &b);
   b.count(UpstreamOutcome::kConnectError);
-  b.active.fetch_add(1);  // mirrored into the gauge at scrape time
+  b.connections->active.fetch_add(1);  // mirrored into the gauge at scrape time
   PolicyMetrics& p = metrics.policy("standard");
   p.results[1]->Increment();
   const Scrape s(metrics.scrape());

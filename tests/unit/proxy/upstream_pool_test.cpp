@@ -46,8 +46,8 @@ TEST_F(UpstreamPoolTest, HandsBackTheMostRecentlyUsedConnectionFirst) {
   pool_.checkin("e", std::move(a), 8);
   pool_.checkin("e", std::move(b), 8);
   EXPECT_EQ(pool_.idle(), 2U);
-  EXPECT_EQ(metrics_.idle.load(), 2);
-  EXPECT_EQ(metrics_.active.load(), 0);
+  EXPECT_EQ(metrics_.connections->idle.load(), 2);
+  EXPECT_EQ(metrics_.connections->active.load(), 0);
   EXPECT_EQ(pool_.checkout("e").get(), second);
   EXPECT_EQ(pool_.checkout("e").get(), first);
   EXPECT_EQ(pool_.checkout("e"), nullptr);
@@ -117,6 +117,30 @@ TEST_F(UpstreamPoolTest, ClearClosesEverything) {
   pool_.clear();
   EXPECT_EQ(pool_.idle(), 0U);
   EXPECT_EQ(pool_.checkout("a"), nullptr);
+}
+
+// Two backends may share an endpoint: a reload that removes one keeps its pooled connections
+// (the endpoint is still in use) and later frees the removed backend's metrics. The connection
+// must not count into freed memory when the other backend checks it out (ASan caught this).
+TEST_F(UpstreamPoolTest, AConnectionOfARetiredBackendCountsForTheBackendThatReusesIt) {
+  auto retired = std::make_unique<metrics::BackendMetrics>();
+  const std::weak_ptr<metrics::ConnectionCounts> retired_counts = retired->connections;
+  auto c = connection();
+  c->mark_active(*retired);
+  pool_.checkin("shared:80", std::move(c), 8);
+  EXPECT_EQ(retired_counts.lock()->idle.load(), 1);
+  retired.reset();  // the backend's series are gone; the pooled connection still counts in them
+  EXPECT_FALSE(retired_counts.expired());
+
+  auto reused = pool_.checkout("shared:80");
+  ASSERT_NE(reused, nullptr);
+  reused->mark_active(metrics_);
+  EXPECT_TRUE(retired_counts.expired());  // the last holder left
+  EXPECT_EQ(metrics_.connections->active.load(), 1);
+  StreamOps<TestStream>::close(reused->stream);
+  reused.reset();
+  run();  // the watching read ends aborted, and the connection with it
+  EXPECT_EQ(metrics_.connections->active.load(), 0);
 }
 
 }  // namespace
