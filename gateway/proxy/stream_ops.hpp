@@ -3,10 +3,12 @@
 
 #include <sys/socket.h>
 
+#include <array>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffers_suffix.hpp>
 #include <cerrno>
 #include <cstddef>
+#include <iterator>
 #include <optional>
 
 #include "gateway/proxy/net.hpp"
@@ -20,6 +22,9 @@ namespace sluice::proxy {
 /// for `beast::test::basic_stream` (tests/support/test_stream_ops.hpp).
 template <typename Stream>
 struct StreamOps {
+  /// write_now() copies a write of at most this many bytes in more than two pieces into one.
+  static constexpr std::size_t kFlatten = 2048;
+
   /// Fails the stream's pending operations (a deadline expired), leaving it open.
   static void cancel(Stream& s) noexcept {
     boost::system::error_code ignored;
@@ -42,7 +47,18 @@ struct StreamOps {
   template <typename Buffers>
   static std::optional<std::size_t> write_now(Stream& s, const Buffers& buffers,
                                               boost::system::error_code& ec) {
-    const std::size_t n = net::write(s, buffers, ec);
+    std::size_t n = 0;
+    const std::size_t total = net::buffer_size(buffers);
+    if (total <= kFlatten &&
+        std::distance(net::buffer_sequence_begin(buffers), net::buffer_sequence_end(buffers)) > 2) {
+      // A head in many small pieces: one contiguous copy is cheaper for the kernel than an
+      // iovec per piece (the copy is a few hundred bytes; each iovec costs the kernel more).
+      thread_local std::array<char, kFlatten> flat;
+      net::buffer_copy(net::buffer(flat), buffers);
+      n = net::write(s, net::buffer(flat.data(), total), ec);
+    } else {
+      n = net::write(s, buffers, ec);
+    }
     if (ec == net::error::would_block || ec == net::error::try_again) {
       ec = {};
     }
