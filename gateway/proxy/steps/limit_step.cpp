@@ -18,6 +18,9 @@ std::optional<GatewayError> apply_limit(RequestContext& ctx, const RouteLimit& l
   limit.metrics->results[static_cast<std::size_t>(verdict)]->Increment();
   ctx.verdict = verdict;
   if (decision.unavailable) {  // the shared store failed and on_error is "deny"
+    if (!limiter::rejects(verdict)) {
+      return std::nullopt;  // shadow: deny decides as "limited", and shadow never refuses
+    }
     ctx.retry_after_s = 1;
     return GatewayError::kLimitStoreUnavailable;
   }

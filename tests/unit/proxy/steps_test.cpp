@@ -115,6 +115,16 @@ TEST(LimitStepTest, AnUnavailableSharedStoreIs503) {
   EXPECT_EQ(r.ctx().extra_count, 0U);
 }
 
+TEST(LimitStepTest, AnUnavailableSharedStoreNeverRefusesUnderAShadowPolicy) {
+  // on_error "deny" answers as if limited; a shadow policy never refuses a limited request.
+  ProxyWorld world(limited_config(5, "shadow"));
+  Routed r(world, "GET / HTTP/1.1\r\n\r\n");
+  const limiter::LimitDecision down{.allowed = false, .limit = 5, .unavailable = true};
+  EXPECT_EQ(apply_limit(r.ctx(), *route_limit(r.ctx()), down), std::nullopt);
+  EXPECT_EQ(limit_label(r.ctx().verdict), "shadow_limited");
+  EXPECT_EQ(r.ctx().extra_count, 0U);  // the store gave no counts to show
+}
+
 TEST(BreakerStepTest, AdmitsThenDropsWithA503NamingTheBackend) {
   json config = world_config();
   config["backends"]["b"]["breaker"] = {{"protection", 0}, {"k", 1.0}};
