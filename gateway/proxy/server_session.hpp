@@ -58,7 +58,7 @@ inline const config::HttpConfig& idle_buffer(beast::flat_buffer& buffer, const S
 
 }  // namespace detail
 
-/// Serves one client connection until it closes (docs/behaviour.md §4 "Keep-alive"):
+/// Serves one client connection until it closes (docs/behaviour.md "Keep-alive"):
 /// keep-alive and pipelining (requests answered in order); the first head within
 /// `header_timeout_ms` (408 then close), the wait for a next request bounded by
 /// `idle_timeout_ms`; oversized heads 431, bodies 413, malformed requests 400 (all closing).
@@ -78,6 +78,7 @@ Task<void> run_session(Down stream, Peer peer, SessionEnv& env, UpstreamContext<
                      &stream);
   const Downstream<Down> down{stream, buffer, read_deadline, write_deadline, peer};
   detail::Served served{true, false};
+  const core::TimePoint accepted = clock.now();  // the first head's time counts from here
   for (bool first = true; served.keep_open; first = false) {
     if (buffer.size() == 0) {  // wait for the next request (idle: a drain may close it)
       if (!first && env.services.draining.load(std::memory_order_relaxed)) {
@@ -102,7 +103,9 @@ Task<void> run_session(Down stream, Peer peer, SessionEnv& env, UpstreamContext<
     std::optional<GatewayError> refused;
     std::size_t scanned = 0;
     std::size_t end = http1::find_head_end(buffered(buffer), scanned);
-    if (end == 0 && (end = co_await detail::wait_for_head(ctx, down, env, refused)) == 0 &&
+    const core::TimePoint head_since = first ? accepted : ctx.started;
+    if (end == 0 &&
+        (end = co_await detail::wait_for_head(ctx, down, env, head_since, refused)) == 0 &&
         !refused) {
       served = {};
       break;  // the client went away before a whole head: nobody to answer

@@ -64,14 +64,15 @@ Task<std::size_t> read_head(Stream& stream, beast::flat_buffer& buffer, Deadline
 }
 
 /// Waits for the rest of a request head (it did not arrive in one read). Returns its end, or 0
-/// with the answer in `refused` (408 past header_timeout_ms, 431 past max_header_bytes), or 0
-/// alone when the client went away.
+/// with the answer in `refused` (408 past header_timeout_ms from `since`, 431 past
+/// max_header_bytes), or 0 alone when the client went away. `since`: when the connection was
+/// accepted for its first request, else when the request's first bytes arrived.
 template <typename Stream>
 Task<std::size_t> wait_for_head(RequestContext& ctx, Downstream<Stream> down, const SessionEnv& env,
-                                std::optional<GatewayError>& refused) {
+                                core::TimePoint since, std::optional<GatewayError>& refused) {
   const config::HttpConfig& http = ctx.snapshot->config().http;
   boost::system::error_code ec;
-  down.read_deadline.arm(ctx.started + http.header_timeout);
+  down.read_deadline.arm(since + http.header_timeout);
   const std::size_t end = co_await read_head(down.stream, down.buffer, down.read_deadline,
                                              http.max_header_bytes, env.ops, ec);
   down.read_deadline.disarm();

@@ -164,6 +164,21 @@ TEST(SessionTest, ASlowHeadGets408AtTheHeaderTimeout) {
   EXPECT_TRUE(client.ended());
 }
 
+TEST(SessionTest, TheFirstHeadsTimeoutCountsFromTheConnectionNotItsFirstByte) {
+  json config = world_config();
+  config["http"] = {{"header_timeout_ms", 300}};
+  ProxyWorld world(config);
+  Client client(world);
+  world.run();  // the session starts: the connection is accepted at 0 ms
+  world.advance(200ms);
+  client.send("GET / HTTP/1.1\r\nHost:");  // a trickle that starts late must not buy more time
+  world.advance(99ms);
+  EXPECT_EQ(client.received(), "");
+  world.advance(1ms);
+  EXPECT_TRUE(client.received().starts_with("HTTP/1.1 408")) << client.received();
+  EXPECT_TRUE(client.ended());
+}
+
 TEST(SessionTest, AnIdleConnectionClosesSilentlyAtTheIdleTimeout) {
   json config = world_config();
   config["http"] = {{"idle_timeout_ms", 500}};
