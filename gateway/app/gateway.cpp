@@ -75,6 +75,14 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
   if (store_.error) {
     startup_error_ = store_.error;
   }
+  boost::system::error_code ec;
+  if (!admin_token_ && !net::ip::make_address(config_->admin.address, ec).is_loopback()) {
+    // docs/behaviour.md "Admin API": an open admin API may only listen on loopback (checked
+    // here, so sluice refuses before it binds anything).
+    startup_error_ = "admin.address=" + config_->admin.address +
+                     " is not loopback and no admin token is set (set the environment variable " +
+                     config_->admin.token_env.value_or("named by admin.token_env") + ")";
+  }
   control_slot_ = store_.store->attach(control_);  // admin key lookups and the housekeeping
   metrics_.on_scrape([this] { refresh_gauges(); });
   for (const auto resource : admin::AdminApi::resources()) {
@@ -178,14 +186,6 @@ bool Gateway::bind_listeners() {
 bool Gateway::bind_admin() {
   boost::system::error_code ec;
   const auto address = net::ip::make_address(config_->admin.address, ec);
-  if (!admin_token_ && !address.is_loopback()) {
-    // SPEC §5: an open admin API may only listen on loopback.
-    log_->error(
-        "refusing to start: admin.address={} is not loopback and no admin token is set "
-        "(set the environment variable {})",
-        config_->admin.address, config_->admin.token_env.value_or("named by admin.token_env"));
-    return false;
-  }
   if (!admin_token_) {
     log_->warn("the admin API is open (no token): admin.token_env={} is unset or empty",
                config_->admin.token_env.value_or("null"));

@@ -5,6 +5,7 @@
 
 #include "tests/integration/admin/admin_fixture.hpp"
 #include "tests/support/metrics_text.hpp"
+#include "tests/support/raw_peer.hpp"
 
 namespace sluice::testing {
 namespace {
@@ -48,7 +49,10 @@ TEST_F(AdminAuthTest, WithoutATokenTheApiIsOpenOnLoopbackAndSaysSo) {
 }
 
 TEST_F(AdminAuthTest, RefusesToExposeAnOpenAdminApiBeyondLoopback) {
-  // token_env is set but the variable is not: no token, and 0.0.0.0 is not loopback.
+  // token_env is set but the variable is not: no token, and 0.0.0.0 is not loopback. The
+  // refusal comes before anything is bound, so a proxy port already taken is not what fails.
+  const RawPeer taken(RawPeer::Mode::kRefuse);
+  config["listen"] = {{"address", "127.0.0.1"}, {"port", taken.port()}};
   config["admin"]["address"] = "0.0.0.0";
   SluiceProcess::Options options;
   options.wait_ready = false;
@@ -60,6 +64,7 @@ TEST_F(AdminAuthTest, RefusesToExposeAnOpenAdminApiBeyondLoopback) {
             std::string::npos)
       << gateway.process().output();
   EXPECT_EQ(gateway.process().count_lines("ready proxy="), 0U);
+  EXPECT_EQ(gateway.process().count_lines("cannot listen"), 0U) << gateway.process().output();
 }
 
 TEST_F(AdminAuthTest, WithTheTokenSetItMayListenOnAnyAddress) {
