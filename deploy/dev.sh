@@ -9,13 +9,14 @@
 #   run     build, start two demo backends and the gateway on conf/sluice.json (foreground)
 #   bench   release build, then the Google Benchmark suite with medians of 5 repetitions, then
 #           the proxy against nginx and haproxy (tests/bench/peer_compare.sh; docs/benchmarks.md)
-#           `bench suite [--benchmark_*]` or `bench peers [throughput|pinned|limits|redis|idle|stream]`: one only
+#           `bench suite [--benchmark_*]` or `bench peers [throughput|pinned|limits|accesslog|redis|idle|stream]`: one only
 #   tidy    clang-tidy over every translation unit (the `tidy` preset)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# SPEC §1, exactly: build and test libraries, test servers, benchmark peers.
-readonly SPEC_PACKAGES=(
+# The packages docs/behaviour.md "Build and layout" names: build and test libraries, test
+# servers, benchmark peers.
+readonly PRODUCT_PACKAGES=(
   libboost1.81-dev nlohmann-json3-dev prometheus-cpp-dev libspdlog-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev libhiredis-dev
   redis-server prometheus
@@ -50,7 +51,7 @@ ensure_packages() {
 }
 
 cmd_deps() {
-  ensure_packages "${SPEC_PACKAGES[@]}" "${TOOLCHAIN_PACKAGES[@]}" "${TEST_TOOL_PACKAGES[@]}"
+  ensure_packages "${PRODUCT_PACKAGES[@]}" "${TOOLCHAIN_PACKAGES[@]}" "${TEST_TOOL_PACKAGES[@]}"
 }
 
 # configure_and_build PRESET [TARGET...]

@@ -50,10 +50,10 @@ struct AdminContext {
   const core::Clock& clock;
 };
 
-/// The `/admin/` REST API of SPEC §5: JSON in and out, bearer-token auth, validation of every
-/// change as part of the whole config (a bad body changes nothing), and an audit log line plus
-/// `sluice_admin_changes_total{resource}` for every accepted change. Changes edit the operator's
-/// config document, so persisting keeps everything else as written.
+/// The `/admin/` REST API (docs/behaviour.md "Admin API"): JSON in and out, bearer-token auth,
+/// validation of every change as part of the whole config (a bad body changes nothing), and an
+/// audit log line plus `sluice_admin_changes_total{resource}` for every accepted change. Changes
+/// edit the operator's config document, so persisting keeps everything else as written.
 ///
 /// Confined to the admin thread (the control io_context). Changes never suspend between reading
 /// the current config and committing the next one, so concurrent admin requests are serialized

@@ -11,10 +11,10 @@
 #include "gateway/admin/admin_server.hpp"
 #include "gateway/config/problems.hpp"
 
-// The admin API's JSON replies and request bodies (SPEC §5): success is the resulting resource,
-// a bad request `{"error", "field"}` where `field` is the path in the config document as
-// `sluice --check` prints it (`limits.standard.requests`, `routes[2].backend`). Stateless
-// functions; thread-safe.
+// The admin API's JSON replies and request bodies (docs/behaviour.md "Admin API"): success is the
+// resulting resource, a bad request `{"error", "field"}` where `field` is the path in the config
+// document as `sluice --check` prints it (`limits.standard.requests`, `routes[2].backend`).
+// Stateless functions; thread-safe.
 namespace sluice::admin {
 
 /// `body` as indented JSON (`Cache-Control: no-store`), keep-alive as the request asked.

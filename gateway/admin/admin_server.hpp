@@ -22,10 +22,10 @@ using Response = boost::beast::http::response<boost::beast::http::string_body>;
 using Handler = std::function<boost::asio::awaitable<Response>(
     const Request&, const boost::asio::ip::tcp::endpoint& peer)>;
 
-/// The admin listener (SPEC §5): a small HTTP/1.1 server on its own port and thread, apart from
-/// the data path, so it stays up while the proxy drains. Keep-alive; request heads are capped
-/// at 16 KiB and bodies at 1 MiB (413); every read and write times out after 10 s. Confined to
-/// the io_context of its acceptor; the handler and logger outlive the server.
+/// The admin listener (docs/behaviour.md "Admin API"): a small HTTP/1.1 server on its own port and
+/// thread, apart from the data path, so it stays up while the proxy drains. Keep-alive; request
+/// heads are capped at 16 KiB and bodies at 1 MiB (413); every read and write times out after 10 s.
+/// Confined to the io_context of its acceptor; the handler and logger outlive the server.
 class AdminServer : public std::enable_shared_from_this<AdminServer> {
  public:
   AdminServer(boost::asio::ip::tcp::acceptor acceptor, Handler handler,

@@ -8,10 +8,10 @@
 
 namespace sluice::admin {
 
-/// The admin API's bearer-token check (SPEC §5). The comparison takes the same time whatever
-/// the presented token is: both sides are reduced to SHA-256 digests, which are compared with
-/// OpenSSL's CRYPTO_memcmp, so neither the content nor the length of the token leaks through
-/// timing. Immutable after construction: thread-safe.
+/// The admin API's bearer-token check (docs/behaviour.md "Admin API"). The comparison takes the
+/// same time whatever the presented token is: both sides are reduced to SHA-256 digests, which are
+/// compared with OpenSSL's CRYPTO_memcmp, so neither the content nor the length of the token leaks
+/// through timing. Immutable after construction: thread-safe.
 class BearerAuth {
  public:
   /// std::nullopt or an empty token: no token configured (the API is open).

@@ -8,7 +8,8 @@
 namespace sluice::app {
 
 /// `sluice --check`: loads and validates the config; prints `config ok` to `out` and returns 0,
-/// or prints every problem as `path.to.field: message` lines to `err` and returns 1 (SPEC §2).
+/// or prints every problem as `path.to.field: message` lines to `err` and returns 1
+/// (docs/behaviour.md "Command line").
 int run_check(const CommandLine& command_line, std::ostream& out, std::ostream& err);
 
 }  // namespace sluice::app

@@ -8,7 +8,7 @@
 namespace sluice::app {
 
 /// `sluice --config PATH [--check] [--log-level trace|debug|info|warn|error] [--version]`
-/// (SPEC §2), parsed.
+/// (docs/behaviour.md "Command line"), parsed.
 struct CommandLine {
   std::string config_path;
   bool check = false;

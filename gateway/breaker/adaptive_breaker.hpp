@@ -39,9 +39,10 @@ struct Tally {
 /// googleBreaker does it, for one backend: over a rolling window of completed upstream requests,
 /// each new request is dropped with probability
 ///   p = max(0, (requests - protection - k * accepts) / (requests + 1)).
-/// Unlike the book, dropped requests do not enter the window (SPEC §4): only requests really
-/// sent upstream do, so the trickle that still passes probes the backend and p falls back to 0
-/// within about one window of the backend healing. Drops are counted beside the window.
+/// Unlike the book, dropped requests do not enter the window (docs/behaviour.md "Breakers"): only
+/// requests really sent upstream do, so the trickle that still passes probes the backend and p
+/// falls back to 0 within about one window of the backend healing. Drops are counted beside the
+/// window.
 ///
 /// Thread-safe: shared by every worker thread. A short mutex guards the window; admission reads
 /// a published drop probability without it, since p only changes when an outcome is recorded,

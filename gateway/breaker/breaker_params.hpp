@@ -6,8 +6,8 @@
 
 namespace sluice::breaker {
 
-/// Tuning of one adaptive breaker (SPEC §3 `breaker`; which statuses count as failures is the
-/// caller's classification, not the breaker's).
+/// Tuning of one adaptive breaker (docs/behaviour.md "Configuration", `breaker`; which statuses
+/// count as failures is the caller's classification, not the breaker's).
 struct BreakerParams {
   bool enabled = true;
   double k = 1.5;           ///< accepts are weighted by k: higher k tolerates more failures

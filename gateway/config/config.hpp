@@ -11,9 +11,9 @@
 
 #include "gateway/config/endpoint.hpp"
 
-// The validated configuration (SPEC.md §3). Plain value types: build one with
-// config::parse_config / load_config_file (config_loader.hpp), which fills every field and applies
-// the defaults written below, then share it as std::shared_ptr<const Config>.
+// The validated configuration (docs/behaviour.md "Configuration"). Plain value types: build one
+// with config::parse_config / load_config_file (config_loader.hpp), which fills every field and
+// applies the defaults written below, then share it as std::shared_ptr<const Config>.
 // Thread-safety: none inside; a published Config is never mutated, so any number of threads may
 // read it concurrently. A reload or an admin change builds a new Config and swaps the pointer.
 namespace sluice::config {
@@ -21,7 +21,8 @@ namespace sluice::config {
 enum class Balance { kRoundRobin, kLeastRequest, kRandom };
 enum class LimitMode { kEnforce, kShadow };
 enum class StoreType { kMemory, kRedis };
-/// What the limiter does while Redis is unreachable or slow (SPEC.md §3 `on_error`).
+/// What the limiter does while Redis is unreachable or slow (docs/behaviour.md "Configuration",
+/// `on_error`).
 enum class OnError { kLocal, kLocalShare, kAllow, kDeny };
 
 /// The JSON spellings: "round_robin", "shadow", "redis", "local_share", ...
@@ -104,7 +105,8 @@ struct LimitPolicyConfig {
   bool operator==(const LimitPolicyConfig&) const = default;
 };
 
-/// Parameters of the adaptive breaker (SPEC.md §4); window % buckets == 0 (in ms).
+/// Parameters of the adaptive breaker (docs/behaviour.md "Breakers"); window % buckets == 0 (in
+/// ms).
 struct BreakerConfig {
   bool enabled = true;
   double k = 1.5;

@@ -5,9 +5,9 @@
 
 #include "gateway/config/config.hpp"
 
-// The validated Config written back as JSON in the shape of SPEC.md §3, every default spelled
-// out: what `GET /admin/config` and the other admin reads show. parse_config(to_json(c)) == c
-// for every valid Config. Stateless functions; thread-safe.
+// The validated Config written back as JSON in the shape of docs/behaviour.md "Configuration",
+// every default spelled out: what `GET /admin/config` and the other admin reads show.
+// parse_config(to_json(c)) == c for every valid Config. Stateless functions; thread-safe.
 namespace sluice::config {
 
 [[nodiscard]] nlohmann::json to_json(const Config& config);

@@ -24,9 +24,9 @@ struct LoadResult {
   [[nodiscard]] bool ok() const { return config.has_value(); }
 };
 
-/// Validates a parsed document against SPEC.md §3 and applies the defaults. Reports every
-/// problem, in document-schema order, each once at its most specific path. `config` is set iff
-/// `problems` is empty.
+/// Validates a parsed document against docs/behaviour.md "Configuration" and applies the defaults.
+/// Reports every problem, in document-schema order, each once at its most specific path. `config`
+/// is set iff `problems` is empty.
 LoadResult parse_config(const nlohmann::json& document);
 
 /// JSON text parsed with the key order kept. A syntax error is one problem at "(root)":

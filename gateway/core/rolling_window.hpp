@@ -10,11 +10,12 @@
 
 namespace sluice::core {
 
-// The ring-array sliding window (BACKGROUND.md; go-zero's RollingWindow): N buckets of width W
-// in a fixed ring, a cursor on the newest ("head") bucket, and a running total. Buckets sit on
-// one global grid (multiples of W since the clock's epoch), so all windows of one width agree on
-// bucket boundaries. Stale buckets are cleared lazily, however far time moved.
-// Bucket requirements: regular, `Bucket{}` is the empty bucket, and `+=`/`-=` with a Bucket.
+// The ring-array sliding window (docs/architecture.md "The rolling window"; go-zero's
+// RollingWindow): N buckets of width W in a fixed ring, a cursor on the newest ("head") bucket, and
+// a running total. Buckets sit on one global grid (multiples of W since the clock's epoch), so all
+// windows of one width agree on bucket boundaries. Stale buckets are cleared lazily, however far
+// time moved. Bucket requirements: regular, `Bucket{}` is the empty bucket, and `+=`/`-=` with a
+// Bucket.
 
 /// The cursor and running total of one ring. Plain data, so rings can live inline in compact
 /// records (the limiter's per-key entries); RingRef gives it behaviour.

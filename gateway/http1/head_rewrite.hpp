@@ -7,7 +7,7 @@
 #include "gateway/http1/gather_list.hpp"
 #include "gateway/http1/message_head.hpp"
 
-// Proxy hygiene in one place (docs/behaviour.md §4 "Proxy hygiene"): what changes between a
+// Proxy hygiene in one place (docs/behaviour.md "Proxy hygiene"): what changes between a
 // client's head and the head the upstream receives, and back. A head is forwarded as its
 // original bytes with targeted edits: the first line is written anew, the field lines that stay
 // are copied as runs of original bytes, removed fields leave holes, and added fields follow. The

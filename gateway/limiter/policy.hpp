@@ -30,9 +30,9 @@ enum class Verdict { kAllowed, kLimited, kShadowLimited };
   return v == Verdict::kLimited;
 }
 
-/// A sliding-window rate-limit policy (SPEC §3 `limits`): at most `requests` admitted per
-/// `window` per user key, counted in `buckets` equal sub-windows, with per-key overrides of
-/// `requests`. A plain value; stores copy what they need.
+/// A sliding-window rate-limit policy (docs/behaviour.md "Configuration", `limits`): at most
+/// `requests` admitted per `window` per user key, counted in `buckets` equal sub-windows, with
+/// per-key overrides of `requests`. A plain value; stores copy what they need.
 struct Policy {
   std::string name;
   std::uint32_t requests = 0;

@@ -11,7 +11,7 @@ namespace sluice::limiter {
 /// The counts of one user key under one policy: a ring of per-bucket admitted-request counts.
 using CountRing = core::RingRef<std::uint32_t>;
 
-/// The outcome of one rate-limit decision (SPEC §4, §4a).
+/// The outcome of one rate-limit decision (docs/behaviour.md "Limits" and "Precise semantics").
 struct LimitDecision {
   bool allowed = false;
   std::uint32_t limit = 0;      ///< The effective limit (after any override).
@@ -22,7 +22,7 @@ struct LimitDecision {
   /// Denied only: until a request would be admitted again (`Retry-After`); zero when allowed.
   core::Duration retry_after{};
   /// Denied because the shared store could not decide (`on_error: deny`): answered 503
-  /// limit_store_unavailable, not 429 (SPEC §4a).
+  /// limit_store_unavailable, not 429 (docs/behaviour.md "Precise semantics").
   bool unavailable = false;
 };
 

@@ -92,10 +92,10 @@ struct PolicyMetrics {
   prometheus::Gauge* tracked_keys = nullptr;
 };
 
-/// Every metric of SPEC §6, on a prometheus-cpp registry served as text by the admin listener.
-/// Labelled objects are created once per name (route, backend, policy) when a config is
-/// compiled and handed out as stable references, so the data path never looks up a family by
-/// labels nor takes a registry-wide lock. Gauges that mirror state (breaker windows, tracked
+/// Every metric of docs/behaviour.md "Metrics", on a prometheus-cpp registry served as text by the
+/// admin listener. Labelled objects are created once per name (route, backend, policy) when a
+/// config is compiled and handed out as stable references, so the data path never looks up a family
+/// by labels nor takes a registry-wide lock. Gauges that mirror state (breaker windows, tracked
 /// keys, connections) are set by the scrape hooks just before each scrape. Thread-safe; every
 /// reference returned lives as long as the Metrics.
 class Metrics {

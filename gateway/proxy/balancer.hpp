@@ -18,8 +18,8 @@ struct BalanceCursor {
   std::uint64_t random() noexcept;
 };
 
-/// Chooses an endpoint of one backend (SPEC §3 `balance`): `round_robin` (per worker thread),
-/// `random`, or `least_request`: the power of two choices on in-flight requests, counted
+/// Chooses an endpoint of one backend (docs/behaviour.md "Upstreams"): `round_robin` (per worker
+/// thread), `random`, or `least_request`: the power of two choices on in-flight requests, counted
 /// across all threads. Thread-safe; in-flight counts are atomics on separate cache lines.
 class Balancer {
  public:

@@ -12,8 +12,8 @@ namespace sluice::proxy {
 
 /// Caps downstream connections across every worker (`http.max_connections`). A worker reserves
 /// a slot BEFORE accepting, so the cap is never exceeded; past it, new connections wait in the
-/// kernel's backlog, not accepted (SPEC §4a), until a slot frees and the waiting acceptors are
-/// woken. Thread-safe.
+/// kernel's backlog, not accepted (docs/behaviour.md "Connection limit"), until a slot frees and
+/// the waiting acceptors are woken. Thread-safe.
 class ConnectionGate {
  public:
   explicit ConnectionGate(std::uint32_t max) : max_(max) {}

@@ -9,8 +9,8 @@
 
 namespace sluice::proxy {
 
-/// Every reply the gateway makes itself (SPEC §4). One table maps each to its status and the
-/// `error` reason of its JSON body.
+/// Every reply the gateway makes itself (docs/behaviour.md "Gateway answers"). One table maps each
+/// to its status and the `error` reason of its JSON body.
 enum class GatewayError {
   kRateLimited,
   kBackendUnavailable,

@@ -74,7 +74,7 @@ Task<RelayResult> respond_rest(Exchange<Down, Up>& x, WriteStart started, bool c
 
 }  // namespace detail
 
-/// Step 4, forward (docs/behaviour.md §4 "Upstreams"): sends the routed request in `ctx` to its
+/// Step 4, forward (docs/behaviour.md "Upstreams"): sends the routed request in `ctx` to its
 /// backend and relays the response to the client.
 /// - a pooled connection, or a new one within `connect_timeout_ms`; when connecting fails, one
 ///   other endpoint is tried (nothing was sent), then 502 `upstream_connect_error`;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Who a request is rate-limited as (SPEC §4 "User key", §4a X-Forwarded-For). Stateless
+// Who a request is rate-limited as (docs/behaviour.md "Who is the user"). Stateless
 // functions: thread-safe; they throw nothing but std::bad_alloc.
 #pragma once
 
@@ -20,8 +20,8 @@ namespace sluice::proxy {
 /// The address as it appears in X-Forwarded-For and logs (IPv4-mapped IPv6 shown as IPv4).
 [[nodiscard]] std::string forwarded_address(const boost::asio::ip::address& peer);
 
-/// Who a request is rate-limited as (SPEC §4): the value of the first identity source that
-/// yields one, in config order:
+/// Who a request is rate-limited as (docs/behaviour.md "Who is the user"): the value of the first
+/// identity source that yields one, in config order:
 /// - {"header": NAME}: that header's value (first occurrence, surrounding whitespace trimmed;
 ///   empty = no value);
 /// - {"bearer": true}: the token of `Authorization: Bearer TOKEN` (scheme case-insensitive,
@@ -40,12 +40,12 @@ namespace sluice::proxy {
                                         std::span<const config::Cidr> trusted,
                                         std::string& scratch);
 
-/// The client address (SPEC §4a): the peer itself unless the peer is in `trusted`; then the
-/// rightmost X-Forwarded-For address that is not trusted (all X-Forwarded-For fields joined in
-/// order, comma-separated, entries trimmed). If every listed address is trusted, the leftmost
-/// one. An entry that is not a plain IP literal (a port, brackets, a zone id, an empty entry or
-/// field) stops the walk: the address of the hop that reported it (the entry to its right, or
-/// the peer) is used, so garbage can never become a key. Allocation-free for IPv4 entries.
+/// The client address (docs/behaviour.md "Who is the user"): the peer itself unless the peer is in
+/// `trusted`; then the rightmost X-Forwarded-For address that is not trusted (all X-Forwarded-For
+/// fields joined in order, comma-separated, entries trimmed). If every listed address is trusted,
+/// the leftmost one. An entry that is not a plain IP literal (a port, brackets, a zone id, an empty
+/// entry or field) stops the walk: the address of the hop that reported it (the entry to its right,
+/// or the peer) is used, so garbage can never become a key. Allocation-free for IPv4 entries.
 [[nodiscard]] boost::asio::ip::address client_ip(const http1::FieldList& fields,
                                                  const boost::asio::ip::address& peer,
                                                  std::span<const config::Cidr> trusted);

@@ -13,7 +13,7 @@ struct KeepAliveFacts {
 };
 
 /// Whether the client connection stays open after the answer to `ctx`: the one place that
-/// decides, before the answer's head is written (docs/behaviour.md §4 "Keep-alive"). Open only
+/// decides, before the answer's head is written (docs/behaviour.md "Keep-alive"). Open only
 /// when the client asked for it (HTTP/1.1 without `Connection: close`, or HTTP/1.0 with
 /// `keep-alive`), the gateway is not draining, the answer is not for a broken request (400, 408,
 /// 413, 431: where the next request starts is unknown), no unread body is left, and the answer

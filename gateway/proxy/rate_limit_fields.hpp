@@ -27,7 +27,7 @@ struct RouteLimit {
   metrics::PolicyMetrics* metrics = nullptr;
 };
 
-/// Whole seconds, rounded up (SPEC §4a `t`, `Retry-After`).
+/// Whole seconds, rounded up (docs/behaviour.md "Precise semantics": `t`, `Retry-After`).
 [[nodiscard]] std::uint64_t whole_seconds_up(core::Duration d) noexcept;
 
 /// `s` as an RFC 8941 sf-string: in double quotes, `"` and `\` escaped; other characters
@@ -35,7 +35,7 @@ struct RouteLimit {
 [[nodiscard]] std::string structured_string(std::string_view s);
 
 /// The `RateLimit-Policy` and `RateLimit` field values of the IETF httpapi ratelimit-headers
-/// draft, as SPEC §4 spells them, for one decision.
+/// draft, as docs/behaviour.md "Limits" spells them, for one decision.
 /// The values live in inline buffers (no allocation for names of usual length); not movable
 /// cheaply, so fill one in place with rate_limit_fields().
 struct RateLimitFields {

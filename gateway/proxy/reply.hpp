@@ -5,7 +5,7 @@
 
 namespace sluice::proxy {
 
-/// Composes the gateway's own answer to `ctx` into `ctx.down_out` (docs/behaviour.md §4 "Gateway
+/// Composes the gateway's own answer to `ctx` into `ctx.down_out` (docs/behaviour.md "Gateway
 /// answers"): the status of `ctx.error`, `Server: sluice`, `Content-Type: application/json`,
 /// `X-Request-Id`, `Allow` (405), `Retry-After` (when `ctx.retry_after_s` > 0), the rate-limit
 /// fields, `Content-Length`, `Connection` as `ctx.keep_alive` says, then the body

@@ -38,7 +38,7 @@ struct ExchangeOutcome {
   bool answer_complete = false;
 };
 
-/// The request id (docs/behaviour.md §4 "Proxy hygiene"): the client's when it sent exactly one
+/// The request id (docs/behaviour.md "Proxy hygiene"): the client's when it sent exactly one
 /// usable id, else a fresh 32-hex-digit one. Inline: no allocation.
 class RequestId {
  public:

@@ -14,7 +14,7 @@ namespace sluice::proxy {
 
 struct RouteLimit;
 
-/// One route, compiled for matching (SPEC §3 `routes`).
+/// One route, compiled for matching (docs/behaviour.md "Routing").
 struct Route {
   std::string name;
   std::string prefix;

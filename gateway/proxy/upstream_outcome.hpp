@@ -31,7 +31,7 @@ struct OutcomeRow {
 };
 
 /// The one table mapping an upstream result to (reply, metrics outcome, breaker outcome)
-/// (docs/behaviour.md §4 "Breakers"): a response is an accept unless its status is one of the
+/// (docs/behaviour.md "Breakers"): a response is an accept unless its status is one of the
 /// backend's failure statuses (`is_failure`); connect errors, resets and timeouts are failures
 /// answered 502/504/502; a request that never reached the upstream records nothing.
 [[nodiscard]] OutcomeRow classify(UpstreamResult result, bool failure_status) noexcept;

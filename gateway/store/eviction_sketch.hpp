@@ -27,7 +27,8 @@ class EvictionSketch {
   void remember(std::uint64_t key, limiter::CountRing evicted, core::TimePoint now);
   /// Copies what is remembered for `key` into `fresh`, a ring just reset at `now`.
   void seed(std::uint64_t key, limiter::CountRing fresh, core::TimePoint now);
-  /// Moves every ring to a new geometry, carrying totals over (SPEC §4a).
+  /// Moves every ring to a new geometry, carrying totals over (docs/behaviour.md "Precise
+  /// semantics").
   void reshape(const RingShape& shape, core::TimePoint now);
   /// True when every remembered count has left the window: the sketch can be dropped.
   [[nodiscard]] bool is_idle(core::TimePoint now);

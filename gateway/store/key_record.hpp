@@ -59,7 +59,8 @@ inline void raise_to(limiter::CountRing into, limiter::CountRing from, core::Tim
 }
 
 /// Rebuilds `from` (old shape) into the empty `into` (new shape): whatever `from` holds at `now`
-/// lands in the new current bucket, so no count is lost or invented (SPEC §4a).
+/// lands in the new current bucket, so no count is lost or invented (docs/behaviour.md "Precise
+/// semantics").
 inline void carry_over(limiter::CountRing into, limiter::CountRing from, core::TimePoint now) {
   from.advance(now);
   into.reset(now);

@@ -49,8 +49,8 @@ class alignas(64) KeyShard {
  public:
   explicit KeyShard(std::size_t max_keys) : max_keys_(max_keys) {}
 
-  /// Decides one request of `key` under policy slot `slot` (SPEC §4) and counts it if admitted.
-  /// A slot that was never configured or was removed admits.
+  /// Decides one request of `key` under policy slot `slot` (docs/behaviour.md "Limits") and counts
+  /// it if admitted. A slot that was never configured or was removed admits.
   limiter::LimitDecision decide(std::uint32_t slot, std::uint64_t key, const core::Clock& clock);
   /// The key's state as the next decision would see it.
   limiter::KeyState inspect(std::uint32_t slot, std::uint64_t key, const core::Clock& clock);

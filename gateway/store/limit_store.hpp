@@ -81,7 +81,8 @@ class LimitStore {
 
   /// Creates `policy` (by name) or updates it in place. A new `requests` or new overrides apply
   /// to the next decision; a new `window`/`buckets` carries each key's in-window total into the
-  /// new window's current bucket (SPEC §4a), so no key gets a fresh allowance.
+  /// new window's current bucket (docs/behaviour.md "Precise semantics"), so no key gets a fresh
+  /// allowance.
   virtual PolicyId apply(const limiter::Policy& policy) = 0;
   /// Deletes the policy and its counts; false if unknown. Decisions still made through an old
   /// PolicyId admit (the policy no longer exists).

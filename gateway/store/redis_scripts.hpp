@@ -27,8 +27,8 @@ struct RedisScript {
 ///   returns  {allowed (0/1), count in the window after this request, limit, reset_ms,
 ///            retry_after_ms}
 /// Time is Redis' TIME, so replicas never disagree on the clock. Expired buckets are deleted; a
-/// changed shape carries the in-window total into the current bucket (SPEC §4a); the hash
-/// expires about one window after its last write.
+/// changed shape carries the in-window total into the current bucket (docs/behaviour.md "Precise
+/// semantics"); the hash expires about one window after its last write.
 [[nodiscard]] const RedisScript& sliding_window_script();
 
 /// The replica heartbeat of `on_error: local_share`: a sorted set of replica ids scored by

@@ -24,12 +24,12 @@
 
 namespace sluice::store {
 
-/// `store.type: "redis"` (SPEC §3): limit counts live in Redis, shared by every replica. Each
-/// decision is one EVALSHA of the sliding-window script on the calling thread's own router: one
-/// pipelined connection per io_context to a standalone Redis, or one per master of a Redis
-/// Cluster (found by itself, see RedisRouter). Redis keys are `sluice:{POLICY:HASH}`, where HASH
-/// is a SipHash of the user key under a random key shared through Redis (`sluice:hash-key`), so
-/// no credential is ever stored and a Redis Cluster keeps each window on one slot.
+/// `store.type: "redis"` (docs/behaviour.md "Configuration"): limit counts live in Redis, shared by
+/// every replica. Each decision is one EVALSHA of the sliding-window script on the calling thread's
+/// own router: one pipelined connection per io_context to a standalone Redis, or one per master of
+/// a Redis Cluster (found by itself, see RedisRouter). Redis keys are `sluice:{POLICY:HASH}`, where
+/// HASH is a SipHash of the user key under a random key shared through Redis (`sluice:hash-key`),
+/// so no credential is ever stored and a Redis Cluster keeps each window on one slot.
 ///
 /// While Redis is unreachable or slower than `timeout`, `on_error` decides: `local` and
 /// `local_share` use an embedded MemoryStore (at the full limit, or the limit divided by the live

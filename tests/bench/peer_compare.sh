@@ -605,7 +605,7 @@ pinning_available() {
 # Checks for the `limits` section: is the limit in each target's request path, and does the
 # wrk script spread the load over LIMIT_KEYS keys? The answers go to meta.tsv and the summary.
 
-# limit_header_check NAME: sluice answers admitted requests with RateLimit-Policy (SPEC §4) only
+# limit_header_check NAME: sluice answers admitted requests with RateLimit-Policy (docs/behaviour.md "Limits") only
 # when the route's policy ran; a build without limits in the data path accepts the config but
 # sends none, and its figures would be those of the plain path.
 limit_header_check() {

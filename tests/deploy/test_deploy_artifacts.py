@@ -6,7 +6,7 @@
 - the Kubernetes manifests, the Compose stack and the Dockerfile use the ports, paths, env var
   names and host names the config and the binary really use, and their configs pass
   `sluice --check`;
-- the Grafana dashboard shows every SPEC §6 metric;
+- the Grafana dashboard shows every metric of docs/behaviour.md "Metrics";
 - a running sluice (with two demo backends and some traffic) exports every metric the rules and
   the dashboard use, answers the probe paths, passes the Dockerfile's HEALTHCHECK command, and a
   real Prometheus on loopback scrapes it: its query API returns the series, every dashboard
@@ -44,8 +44,8 @@ COMPOSE = DEPLOY / "compose"
 SLUICE = os.environ.get("SLUICE_BINARY", str(ROOT / "build" / "bin" / "sluice"))
 DEMO_BACKEND = os.environ.get("SLUICE_DEMO_BACKEND", str(ROOT / "build" / "bin" / "sluice-demo-backend"))
 
-# SPEC §6, the metric contract (names without the _bucket/_sum/_count series suffixes).
-SPEC_METRICS = [
+# docs/behaviour.md "Metrics", the metric contract (names without the _bucket/_sum/_count series suffixes).
+CONTRACT_METRICS = [
     "sluice_requests_total",
     "sluice_request_duration_seconds",
     "sluice_upstream_requests_total",
@@ -177,7 +177,7 @@ class DashboardTest(unittest.TestCase):
     def test_every_spec_metric_is_on_the_dashboard(self):
         _, exprs = dashboard_exprs()
         used = set().union(*(metric_names(e) for e in exprs))
-        for metric in SPEC_METRICS:
+        for metric in CONTRACT_METRICS:
             with self.subTest(metric=metric):
                 self.assertIn(metric, used)
 
@@ -514,7 +514,7 @@ class LiveGatewayTest(unittest.TestCase):
         exprs += [r["expr"] for r in alert_rules()]
         used = set().union(*(metric_names(e) for e in exprs)) - {"up"}
         self.assertTrue(used)
-        for metric in sorted(used | set(SPEC_METRICS)):
+        for metric in sorted(used | set(CONTRACT_METRICS)):
             with self.subTest(metric=metric):
                 self.assertIn(metric, families)
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The real `sluice` binary's command line (SPEC §2): --check, usage errors, --version.
+// The real `sluice` binary's command line (docs/behaviour.md "Command line"): --check, usage
+// errors, --version.
 #include <gtest/gtest.h>
 
 #include <cstdio>

@@ -16,7 +16,7 @@ struct Peer {
   std::string text;
 };
 
-/// Step 1, identify (docs/behaviour.md §4 "Who is the user"): sets `ctx.user` from the
+/// Step 1, identify (docs/behaviour.md "Who is the user"): sets `ctx.user` from the
 /// snapshot's identity sources (header, bearer token, client IP through trusted proxies), and,
 /// when `log_hash` is given (the access log is on), `ctx.user_label`, the first 12 hex digits of
 /// the keyed hash of the user (never the credential). Does nothing when neither the route's

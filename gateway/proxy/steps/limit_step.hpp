@@ -9,7 +9,7 @@
 
 namespace sluice::proxy {
 
-/// Step 2, limit (docs/behaviour.md §4 "Limits"), in two halves so the common case (a store that
+/// Step 2, limit (docs/behaviour.md "Limits"), in two halves so the common case (a store that
 /// decides without I/O) costs no coroutine: ask the store with limit_now(); when it answers
 /// nullopt, `co_await store.decide(...)`; then apply_limit() the decision.
 

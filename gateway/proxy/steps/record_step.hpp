@@ -8,7 +8,7 @@
 
 namespace sluice::proxy {
 
-/// Step 5, record (docs/behaviour.md §4 "Metrics", §7): once the answer is over, at `now`:
+/// Step 5, record (docs/behaviour.md "Metrics" and "Logs"): once the answer is over, at `now`:
 /// - the upstream result goes through the outcome table: `sluice_upstream_requests_total` and
 ///   the upstream latency, and the breaker window through `ctx.admission` (a request that never
 ///   reached the upstream leaves the window alone);

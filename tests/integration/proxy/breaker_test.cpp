@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The adaptive breaker through the real binary (SPEC §4 and §4a): a backend that fails gets a
-// growing share of its requests dropped with 503 at once, other backends are untouched, the
-// breaker closes within about a window of the backend healing, and a disabled breaker never
-// drops. Drops are random (p = max(0, (requests - protection - k*accepts) / (requests + 1))), so
-// these tests assert only what holds with overwhelming probability, or what the formula makes
-// certain (the first protection + 1 requests always pass).
+// The adaptive breaker through the real binary (docs/behaviour.md "Breakers" and "Precise
+// semantics"): a backend that fails gets a growing share of its requests dropped with 503 at once,
+// other backends are untouched, the breaker closes within about a window of the backend healing,
+// and a disabled breaker never drops. Drops are random (p = max(0, (requests - protection -
+// k*accepts) / (requests + 1))), so these tests assert only what holds with overwhelming
+// probability, or what the formula makes certain (the first protection + 1 requests always pass).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,7 +49,7 @@ bool is_drop(const Response& res) {
   return res.result_int() == 503 && error_code(res) == "backend_unavailable";
 }
 
-/// Everything SPEC §4 says about a dropped request's reply.
+/// Everything docs/behaviour.md "Breakers" says about a dropped request's reply.
 void expect_drop_reply(const Response& res, const std::string& backend) {
   EXPECT_EQ(res.result_int(), 503);
   EXPECT_EQ(res[http::field::content_type], "application/json");

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Per-user sliding-window rate limits through the real binary (SPEC §3 identity, limits and
-// overrides; §4 and §4a limited requests and the RateLimit headers; §7 what the access log
-// shows of a user): who a request counts as, how many get in, what a rejected one looks like,
-// and that nothing rejected ever reaches the backend.
+// Per-user sliding-window rate limits through the real binary (docs/behaviour.md "Configuration":
+// identity, limits and overrides; §4 and §4a limited requests and the RateLimit headers; §7 what
+// the access log shows of a user): who a request counts as, how many get in, what a rejected one
+// looks like, and that nothing rejected ever reaches the backend.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -31,7 +31,7 @@ json policy(int requests, int window_ms = 60000, int buckets = 60, const char* m
   return {{"requests", requests}, {"window_ms", window_ms}, {"buckets", buckets}, {"mode", mode}};
 }
 
-/// minimal_gateway_config over `endpoint` with the SPEC's identity chain (X-API-Key, then a
+/// minimal_gateway_config over `endpoint` with the documented identity chain (X-API-Key, then a
 /// bearer token, then the client IP), policy "p" and the catch-all route limited by it.
 json limited_config(const std::string& endpoint, const json& p) {
   json c = minimal_gateway_config({endpoint});
@@ -131,8 +131,9 @@ long long seconds_since(Clock::time_point start) {
   return (ms + 999) / 1000;
 }
 
-/// Checks everything SPEC §4 says about a limited request's reply under policy `name` with
-/// effective limit `q` and window `w` seconds; returns its N (Retry-After), 0 if unusable.
+/// Checks everything docs/behaviour.md "Limits" says about a limited request's reply under policy
+/// `name` with effective limit `q` and window `w` seconds; returns its N (Retry-After), 0 if
+/// unusable.
 long long expect_rate_limited(const Response& res, const std::string& name, long long q,
                               long long w) {
   EXPECT_EQ(res.result_int(), 429) << res.body();
@@ -302,7 +303,8 @@ TEST_F(LimitsTest, AdmitsAgainOnceTheWindowHasSlidPastTheCountedRequests) {
         return res.result_int() == 200;
       },
       milliseconds(3000), milliseconds(50)));
-  // Never 3 admitted within window - window/buckets = 900 ms (SPEC §4's guarantee).
+  // Never 3 admitted within window - window/buckets = 900 ms (docs/behaviour.md "Limits": the
+  // guarantee).
   EXPECT_GE(Clock::now() - first_sent, milliseconds(900));
   EXPECT_GE(remaining(res), 0);
   EXPECT_LE(remaining(res), 1);

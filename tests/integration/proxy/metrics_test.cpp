@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The admin listener's GET /metrics through the real binary (SPEC §5 and §6): every family with
-// its type and labels, counters that move by exactly what a known sequence of requests does,
-// the connection and reload series, and a real scrape that `promtool check metrics` accepts.
+// The admin listener's GET /metrics through the real binary (docs/behaviour.md "Admin API" and
+// "Metrics"): every family with its type and labels, counters that move by exactly what a known
+// sequence of requests does, the connection and reload series, and a real scrape that `promtool
+// check metrics` accepts.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -91,7 +92,7 @@ TEST_F(MetricsTest, ServesEveryFamilyWithItsTypeAsPrometheusText) {
   for (const auto& [family, type] : families) {
     EXPECT_EQ(s.type(family), type) << family;
   }
-  // Every sample belongs to a family of SPEC §6 and carries exactly its labels.
+  // Every sample belongs to a family of docs/behaviour.md "Metrics" and carries exactly its labels.
   const std::map<std::string, std::vector<std::string>> labels_of = {
       {"sluice_requests_total", {"backend", "code", "route"}},
       {"sluice_request_duration_seconds_bucket", {"le", "route"}},
@@ -190,7 +191,7 @@ TEST_F(MetricsTest, AKnownSequenceMovesEverySeriesByExactlyItsCount) {
   };
 
   // Requests by route, backend and code. A limited request's backend label is not pinned by
-  // the SPEC (it never reached one): count 429s on route "api" whatever their backend label.
+  // the contract (it never reached one): count 429s on route "api" whatever their backend label.
   EXPECT_EQ(delta_from_absent("sluice_requests_total",
                               {{"route", "api"}, {"backend", "demo"}, {"code", "200"}}),
             4);
@@ -383,7 +384,8 @@ TEST_F(MetricsTest, PromtoolAcceptsARealScrape) {
   const std::filesystem::path promtool = "/usr/bin/promtool";
   if (!std::filesystem::exists(promtool)) {
     GTEST_SKIP() << "promtool is not installed (Debian package `prometheus`, a test dependency "
-                    "per SPEC §1): the metrics lint did not run";
+                    "per docs/behaviour.md, \"Build and layout\"): the metrics lint did not "
+                    "run";
   }
   json c = metrics_config(backend.endpoint(), 2);
   c["limits"]["quiet"] = {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The real binary in front of real demo backends: SPEC §3 routing, §4 proxy hygiene,
+// The real binary in front of real demo backends: docs/behaviour.md "Routing", "Proxy hygiene",
 // keep-alive, pipelining and balancing.
 #include <gtest/gtest.h>
 

@@ -14,7 +14,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// SPEC defaults: k 1.5, protection 5, 10 s window in 40 buckets of 250 ms.
+// The documented defaults (docs/behaviour.md "Configuration"): k 1.5, protection 5, 10 s window in
+// 40 buckets of 250 ms.
 class AdaptiveBreakerTest : public ::testing::Test {
  protected:
   testing::ManualClock clock_;

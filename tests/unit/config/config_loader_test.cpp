@@ -24,7 +24,8 @@ using test_support::valid_document;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-// SPEC.md §3, verbatim.
+// The example of docs/behaviour.md "Configuration", less the two fields that default
+// (http.merge_slashes, access_log.user_hash_key_env).
 constexpr std::string_view kSpecExample = R"({
   "listen": {"address": "0.0.0.0", "port": 8080},
   "admin":  {"address": "127.0.0.1", "port": 9901, "token_env": "SLUICE_ADMIN_TOKEN", "persist": true},

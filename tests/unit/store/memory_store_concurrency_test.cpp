@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Multi-threaded hammers: the SPEC §4 guarantee holds across threads. Time moves in steps of
-// one bucket between phases (all threads wait at a barrier), so every admission's bucket is
-// known exactly and the assertions are exact, not statistical. Also run under TSan.
+// Multi-threaded hammers: the guarantee of docs/behaviour.md "Limits" holds across threads. Time
+// moves in steps of one bucket between phases (all threads wait at a barrier), so every admission's
+// bucket is known exactly and the assertions are exact, not statistical. Also run under TSan.
 #include <gtest/gtest.h>
 
 #include <barrier>
