@@ -81,45 +81,69 @@ TEST_F(AdminRoutesTest, ChangesUnderProxyLoadLoseNoRequest) {
   std::vector<std::string> failures;  // written by the load threads, read after join
   std::mutex failures_mutex;
   std::vector<std::thread> load;
+  struct JoinAll {  // an admin call that throws must not leave joinable threads behind
+    std::atomic<bool>& stop;
+    std::vector<std::thread>& threads;
+    ~JoinAll() {
+      stop = true;
+      for (auto& thread : threads) {
+        if (thread.joinable()) {
+          thread.join();
+        }
+      }
+    }
+  } join_all{stop, load};
   for (int t = 0; t < 4; ++t) {
     load.emplace_back([&, t] {
-      HttpClient proxy(gateway->proxy_port());
-      for (int i = 0; !stop.load(); ++i) {
-        const Response res =
-            proxy.get("/ok", {{"X-API-Key", "user-" + std::to_string(i % 50 + t)}});
-        if (res.result_int() != 200) {
-          const std::lock_guard lock(failures_mutex);
-          failures.push_back(std::to_string(res.result_int()) + " " + res.body());
+      try {
+        HttpClient proxy(gateway->proxy_port());
+        for (int i = 0; !stop.load(); ++i) {
+          const Response res =
+              proxy.get("/ok", {{"X-API-Key", "user-" + std::to_string(i % 50 + t)}});
+          if (res.result_int() != 200) {
+            const std::lock_guard lock(failures_mutex);
+            failures.push_back(std::to_string(res.result_int()) + " " + res.body());
+          }
+          served.fetch_add(1);
         }
-        served.fetch_add(1);
+      } catch (const std::exception& e) {  // a lost request: reported, not std::terminate
+        const std::lock_guard lock(failures_mutex);
+        failures.push_back(std::string("client thread: ") + e.what());
+        stop = true;
       }
     });
   }
-  auto client = admin(*gateway);
-  const std::vector<std::string> endpoints{backend.endpoint(), other.endpoint()};
-  // At least 40 rounds of every kind of change, and until the load has seen 2,000 responses.
-  for (int round = 0; round < 40 || served.load() < 2000; ++round) {
-    const auto& endpoint = endpoints[static_cast<std::size_t>(round) % 2];
-    EXPECT_EQ(client
-                  .put("/admin/limits/p", {{"requests", 1000000 - round},
-                                           {"window_ms", 60000},
-                                           {"buckets", round % 2 == 0 ? 10 : 20}})
-                  .status,
-              200U);
-    EXPECT_EQ(client.put("/admin/limits/p/overrides/user-1", {{"requests", 500000 + round}}).status,
-              200U);
-    EXPECT_EQ(client.put("/admin/backends/demo/breaker", {{"k", 1.5 + round % 3}}).status, 200U);
-    EXPECT_EQ(client.put("/admin/backends/demo/endpoints", {{"endpoints", {endpoint}}}).status,
-              200U);
-    json table = {{"routes", json::array({route(round % 2 == 0 ? "all" : "all-2", "/")})}};
-    table["routes"][0]["limit"] = "p";
-    EXPECT_EQ(client.put("/admin/routes", table).status, 200U);
+  try {
+    auto client = admin(*gateway);
+    const std::vector<std::string> endpoints{backend.endpoint(), other.endpoint()};
+    // At least 40 rounds of every kind of change, and until the load has seen 2,000 responses.
+    for (int round = 0; !stop.load() && (round < 40 || served.load() < 2000); ++round) {
+      const auto& endpoint = endpoints[static_cast<std::size_t>(round) % 2];
+      EXPECT_EQ(client
+                    .put("/admin/limits/p", {{"requests", 1000000 - round},
+                                             {"window_ms", 60000},
+                                             {"buckets", round % 2 == 0 ? 10 : 20}})
+                    .status,
+                200U);
+      EXPECT_EQ(
+          client.put("/admin/limits/p/overrides/user-1", {{"requests", 500000 + round}}).status,
+          200U);
+      EXPECT_EQ(client.put("/admin/backends/demo/breaker", {{"k", 1.5 + round % 3}}).status, 200U);
+      EXPECT_EQ(client.put("/admin/backends/demo/endpoints", {{"endpoints", {endpoint}}}).status,
+                200U);
+      json table = {{"routes", json::array({route(round % 2 == 0 ? "all" : "all-2", "/")})}};
+      table["routes"][0]["limit"] = "p";
+      EXPECT_EQ(client.put("/admin/routes", table).status, 200U);
+    }
+  } catch (const std::exception& e) {  // the gateway went away: show why
+    ADD_FAILURE() << e.what() << "\n" << gateway->process().output();
   }
   stop = true;
   for (auto& thread : load) {
     thread.join();
   }
-  EXPECT_TRUE(failures.empty()) << failures.size() << " failed, first: " << failures.front();
+  EXPECT_TRUE(failures.empty()) << failures.size() << " failed, first: " << failures.front() << "\n"
+                                << gateway->process().output();
   EXPECT_GE(served.load(), 2000);
   EXPECT_TRUE(gateway->process().running());
 }
