@@ -297,11 +297,11 @@ void Gateway::reload() {
 
 void Gateway::install(config::ConfigDocument document) {
   const std::shared_ptr<const config::Config>& next = document.shared_config();
-  std::weak_ptr<const proxy::Snapshot> old = snapshots_.load();
+  const std::shared_ptr<const proxy::Snapshot> old = snapshots_.load();
   snapshots_.store(std::make_shared<const proxy::Snapshot>(next, sync_.apply(*next)));
   // Requests still on the old snapshot may use a removed policy (the store admits them) or a
   // removed breaker (the snapshot keeps it alive); metric series go once it is gone.
-  sync_.retire(*config_, next, std::move(old));
+  sync_.retire(*config_, next, *old);
   config_ = next;
   document_ = std::move(document);
 }

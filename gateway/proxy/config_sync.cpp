@@ -32,9 +32,9 @@ Bindings ConfigSync::apply(const config::Config& config) {
 }
 
 void ConfigSync::retire(const config::Config& previous, std::shared_ptr<const config::Config> next,
-                        std::weak_ptr<const Snapshot> old) {
+                        const Snapshot& old) {
   Retired retired;
-  retired.old = std::move(old);
+  retired.released = old.released();
   for (const auto& [name, policy] : previous.limits) {
     if (!next->limits.contains(name)) {
       store_.remove(name);
@@ -58,37 +58,47 @@ void ConfigSync::retire(const config::Config& previous, std::shared_ptr<const co
     }
   }
   current_ = std::move(next);
-  if (!retired.routes.empty() || !retired.backends.empty() || !retired.policies.empty()) {
-    pending_.push_back(std::move(retired));
-  }
+  // Every replaced snapshot is queued, even one that retired nothing: collect() goes oldest
+  // first, so a series is only removed once every older snapshot, which may use it, is gone.
+  pending_.push_back(std::move(retired));
 }
 
 std::size_t ConfigSync::collect() {
+  std::size_t done = 0;  // the oldest entries whose snapshots are all gone
+  while (done < pending_.size() && pending_[done].released->load(std::memory_order_acquire)) {
+    ++done;
+  }
+  // A name a later entry retires again was used by a newer snapshot: that entry removes it.
+  const auto retired_later = [&](std::size_t i, const auto& member, const auto& name) {
+    return std::any_of(pending_.begin() + static_cast<std::ptrdiff_t>(i) + 1, pending_.end(),
+                       [&](const Retired& later) {
+                         const auto& names = later.*member;
+                         return std::find(names.begin(), names.end(), name) != names.end();
+                       });
+  };
   std::size_t removed = 0;
-  std::erase_if(pending_, [&](const Retired& r) {
-    if (!r.old.expired()) {
-      return false;
-    }
+  for (std::size_t i = 0; i < done; ++i) {
+    const Retired& r = pending_[i];
     for (const auto& pair : r.routes) {
-      if (current_ == nullptr || !has_route(*current_, pair)) {
+      if (!has_route(*current_, pair) && !retired_later(i, &Retired::routes, pair)) {
         metrics_.remove_route(pair.first, pair.second);
         ++removed;
       }
     }
     for (const auto& name : r.backends) {
-      if (current_ == nullptr || !current_->backends.contains(name)) {
+      if (!current_->backends.contains(name) && !retired_later(i, &Retired::backends, name)) {
         metrics_.remove_backend(name);
         ++removed;
       }
     }
     for (const auto& name : r.policies) {
-      if (current_ == nullptr || !current_->limits.contains(name)) {
+      if (!current_->limits.contains(name) && !retired_later(i, &Retired::policies, name)) {
         metrics_.remove_policy(name);
         ++removed;
       }
     }
-    return true;
-  });
+  }
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(done));
   return removed;
 }
 

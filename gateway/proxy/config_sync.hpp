@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <set>
 #include <string>
@@ -23,7 +24,7 @@ namespace sluice::proxy {
 /// - retire(): policies the new version lacks leave the store at once (a request still on the
 ///   old snapshot is admitted), breakers of vanished backends are forgotten (the old snapshot
 ///   keeps them alive), and their metric series are removed by collect() once the old snapshot
-///   is gone, so no request can touch a removed series.
+///   and every older one are gone, so no request can touch a removed series.
 /// Confined to the control thread; the store, registry and metrics outlive it.
 class ConfigSync {
  public:
@@ -36,19 +37,19 @@ class ConfigSync {
   /// `next` replaced `previous`; `old` is the snapshot of `previous` (still used by requests in
   /// flight).
   void retire(const config::Config& previous, std::shared_ptr<const config::Config> next,
-              std::weak_ptr<const Snapshot> old);
+              const Snapshot& old);
 
-  /// Removes the metric series retired versions left behind once their snapshots are gone, unless
-  /// the current version has them again. Returns how many routes, backends and policies lost
-  /// their series.
+  /// Removes the metric series retired versions left behind once their snapshot and every
+  /// older one are gone, unless the current version has them again or a newer snapshot that had
+  /// them is still queued. Returns how many routes, backends and policies lost their series.
   std::size_t collect();
 
-  /// Versions whose series wait for their snapshot to go.
+  /// Replaced snapshots not yet collected (oldest first).
   [[nodiscard]] std::size_t pending() const noexcept { return pending_.size(); }
 
  private:
   struct Retired {
-    std::weak_ptr<const Snapshot> old;
+    std::shared_ptr<const std::atomic<bool>> released;        ///< of the replaced snapshot
     std::vector<std::pair<std::string, std::string>> routes;  ///< (route, backend)
     std::vector<std::string> backends;
     std::vector<std::string> policies;

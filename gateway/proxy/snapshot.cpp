@@ -131,6 +131,10 @@ Backend::Backend(std::string name, const config::BackendConfig& config, const Bi
   }
 }
 
+Snapshot::~Snapshot() {
+  released_->store(true, std::memory_order_release);
+}
+
 Snapshot::Snapshot(std::shared_ptr<const config::Config> config, const Bindings& bindings)
     : config_(std::move(config)),
       backends_(compile_backends(*config_, bindings)),

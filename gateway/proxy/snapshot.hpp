@@ -81,6 +81,10 @@ class Backend {
 class Snapshot {
  public:
   Snapshot(std::shared_ptr<const config::Config> config, const Bindings& bindings);
+  /// Sets released() with release order, on the thread that let go last.
+  ~Snapshot();
+  Snapshot(const Snapshot&) = delete;
+  Snapshot& operator=(const Snapshot&) = delete;
 
   [[nodiscard]] const config::Config& config() const noexcept { return *config_; }
   [[nodiscard]] const Router& router() const noexcept { return router_; }
@@ -92,6 +96,12 @@ class Snapshot {
   [[nodiscard]] metrics::RouteMetrics& unrouted_metrics() const noexcept { return *unrouted_; }
   /// The smallest timeout of this version (the worker's deadline sweep ticks at an eighth).
   [[nodiscard]] core::Duration smallest_timeout() const noexcept { return smallest_timeout_; }
+  /// True once this snapshot is destroyed; outlives it. Whoever reads it true with acquire
+  /// order sees every use of the metric handles the snapshot lent out (a weak_ptr's expired()
+  /// reads its count relaxed, which orders nothing).
+  [[nodiscard]] std::shared_ptr<const std::atomic<bool>> released() const noexcept {
+    return released_;
+  }
 
  private:
   std::shared_ptr<const config::Config> config_;
@@ -100,6 +110,7 @@ class Snapshot {
   Router router_;
   metrics::RouteMetrics* unrouted_;
   core::Duration smallest_timeout_;
+  std::shared_ptr<std::atomic<bool>> released_ = std::make_shared<std::atomic<bool>>(false);
 };
 
 /// The current snapshot, swapped atomically on reload. Thread-safe. Readers check the

@@ -46,6 +46,21 @@ class ConfigSyncTest : public ::testing::Test {
     return metrics_.scrape().find(needle) != std::string::npos;
   }
 
+  /// Installs `document` as Gateway::install() does: applies it, swaps the snapshot in and
+  /// retires the previous version. Returns the new snapshot; the fixture keeps only the
+  /// current one, so a test holds an older snapshot alive by keeping what this returned.
+  std::shared_ptr<const Snapshot> install(const json& document) {
+    const auto next = config_of(document);
+    auto snapshot = std::make_shared<const Snapshot>(next, sync_.apply(*next));
+    if (current_) {
+      sync_.retire(current_->config(), next, *current_);
+    }
+    current_ = snapshot;
+    return snapshot;
+  }
+
+  std::shared_ptr<const Snapshot> current_;
+
   testing::ManualClock clock_;
   testing::ScriptedRandom random_;
   store::MemoryStore store_{clock_, store::MemoryStore::Options{}};
@@ -68,17 +83,14 @@ TEST_F(ConfigSyncTest, BindsEveryPolicyBackendAndRoute) {
 }
 
 TEST_F(ConfigSyncTest, RetiresWhatTheNewVersionLostOnceNoSnapshotUsesIt) {
-  const auto first = config_of(version(true));
-  auto old_snapshot = std::make_shared<const Snapshot>(first, sync_.apply(*first));
+  auto old_snapshot = install(version(true));
   // A request counted on the route that will go, so its series exists.
   old_snapshot->router().routes()[1].metrics->record(200, 0.001);
   ASSERT_TRUE(exported(R"(route="extra")"));
   ASSERT_TRUE(exported(R"(backend="old")"));
   ASSERT_TRUE(exported(R"(policy="gone")"));
 
-  const auto second = config_of(version(false));
-  const auto next_snapshot = std::make_shared<const Snapshot>(second, sync_.apply(*second));
-  sync_.retire(*first, second, old_snapshot);
+  install(version(false));
   EXPECT_FALSE(store_.find("gone"));          // at once: decisions on the old id admit
   EXPECT_EQ(breakers_.find("old"), nullptr);  // forgotten (the old snapshot keeps it alive)
   EXPECT_EQ(sync_.collect(), 0U);             // the old snapshot is still in use
@@ -94,21 +106,45 @@ TEST_F(ConfigSyncTest, RetiresWhatTheNewVersionLostOnceNoSnapshotUsesIt) {
 }
 
 TEST_F(ConfigSyncTest, ANameThatCameBackKeepsItsSeries) {
-  const auto with = config_of(version(true));
-  auto first = std::make_shared<const Snapshot>(with, sync_.apply(*with));
-  const auto without = config_of(version(false));
-  auto second = std::make_shared<const Snapshot>(without, sync_.apply(*without));
-  sync_.retire(*with, without, first);
-  const auto again = config_of(version(true));
-  auto third = std::make_shared<const Snapshot>(again, sync_.apply(*again));
-  sync_.retire(*without, again, second);
-  first.reset();
-  second.reset();
+  install(version(true));
+  install(version(false));
+  const auto third = install(version(true));  // the first two are gone at once
   sync_.collect();
   EXPECT_TRUE(exported(R"(backend="old")"));  // the current version has it again
   EXPECT_TRUE(store_.find("gone"));
   third->router().routes()[1].metrics->record(201, 0.001);  // its handles are still live
   EXPECT_TRUE(exported(R"(code="201",route="extra")"));
+}
+
+TEST_F(ConfigSyncTest, ASeriesStaysWhileALaterSnapshotThatHadItAgainLives) {
+  // with -> without -> with -> without: the first and the third snapshot share the series.
+  auto first = install(version(true));
+  install(version(false));
+  auto third = install(version(true));
+  install(version(false));
+  first.reset();
+  EXPECT_EQ(sync_.collect(), 0U);  // a request still on the third snapshot records into it
+  third->router().routes()[1].metrics->record(201, 0.001);
+  EXPECT_TRUE(exported(R"(code="201",route="extra")"));
+  third.reset();
+  EXPECT_EQ(sync_.collect(), 3U);
+  EXPECT_FALSE(exported(R"(route="extra")"));
+  EXPECT_EQ(sync_.pending(), 0U);
+}
+
+TEST_F(ConfigSyncTest, AnOlderSnapshotStillInUseHoldsTheSeriesToo) {
+  // with -> with (a tuning change) -> without, while a request still runs on the first.
+  auto first = install(version(true));
+  json tuned = version(true);
+  tuned["limits"]["keep"]["requests"] = 6;
+  install(tuned);
+  install(version(false));
+  EXPECT_EQ(sync_.collect(), 0U);  // the first snapshot points at the same series
+  first->router().routes()[1].metrics->record(202, 0.001);
+  EXPECT_TRUE(exported(R"(code="202",route="extra")"));
+  first.reset();
+  EXPECT_EQ(sync_.collect(), 3U);
+  EXPECT_FALSE(exported(R"(route="extra")"));
 }
 
 }  // namespace
