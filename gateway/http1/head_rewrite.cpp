@@ -122,6 +122,9 @@ void write_request_head(const RequestHead& head, const RequestRewrite& rw, Gathe
   out.add_copy(" ");
   out.add(rw.target);
   out.add_copy(" HTTP/1.1\r\n");
+  if (rw.replace_host) {
+    add_field(out, "Host", rw.host);
+  }
   const ConnectionTokens connection(head.fields);
   const bool collapse_length = content_length_needs_collapse(head);
   bool client_proto = false;
@@ -133,6 +136,9 @@ void write_request_head(const RequestHead& head, const RequestRewrite& rw, Gathe
         }
         if (f.id == http::field::content_length) {
           return !collapse_length;
+        }
+        if (f.id == http::field::host) {
+          return !rw.replace_host;
         }
         if (f.id != http::field::unknown) {
           return true;  // the fields below are not among Beast's known names

@@ -26,7 +26,12 @@ struct ExtraField {
 
 /// How the upstream request differs from the client's.
 struct RequestRewrite {
-  std::string_view target;          ///< the request-target to send (normalized, prefix stripped)
+  std::string_view target;  ///< the request-target to send (normalized, prefix stripped)
+  /// True: every client Host field is dropped and `Host: host` is added (an absolute-form
+  /// target's authority, or empty for an HTTP/1.0 request that had none). False: the client's
+  /// Host line is forwarded as it is.
+  bool replace_host = false;
+  std::string_view host;
   std::string_view client_address;  ///< appended to X-Forwarded-For
   /// The peer is a trusted proxy: an X-Forwarded-Proto it sent is kept; otherwise it is
   /// replaced by `proto`.
@@ -40,9 +45,10 @@ struct RequestRewrite {
 /// The upstream request head: `METHOD target HTTP/1.1`, then the client's fields without the
 /// hop-by-hop ones, Expect (the gateway answers 100-continue itself), X-Forwarded-For (merged
 /// into one added field: every value the client sent, in order, then `client_address`),
-/// X-Forwarded-Proto (unless kept, see above) and X-Request-Id (when replaced). Host and framing
-/// fields stay; Content-Length sent as a list of equal values or several times is collapsed into
-/// one field. The views in `out` point into `head` and `rewrite`, which must outlive the write.
+/// X-Forwarded-Proto (unless kept, see above), X-Request-Id (when replaced) and Host (when
+/// replaced). Framing fields stay; Content-Length sent as a list of equal values or several
+/// times is collapsed into one field. The views in `out` point into `head` and `rewrite`, which
+/// must outlive the write.
 void write_request_head(const RequestHead& head, const RequestRewrite& rewrite, GatherList& out);
 
 /// How the body of a response is re-framed for the client.

@@ -123,6 +123,16 @@ void MessageParser<IsRequest>::on_field_impl(http::field name,
 template <bool IsRequest>
 void MessageParser<IsRequest>::on_header_impl(error_code& ec) {
   ec = {};
+  if (head_.fields.find(http::field::transfer_encoding) != nullptr) {
+    // Beast catches Content-Length after "chunked" but not after another coding; an HTTP/1.0
+    // message with Transfer-Encoding has faulty framing (RFC 9112 §6.1); a request whose final
+    // coding is not chunked has no determinable length (§6.3). All refused.
+    const bool conflict = head_.fields.find(http::field::content_length) != nullptr;
+    if (conflict || head_.version < 11 || (IsRequest && !this->chunked())) {
+      ec = http::error::bad_transfer_encoding;
+      return;
+    }
+  }
   head_.keep_alive = this->keep_alive();
   if (this->is_done()) {
     head_.framing = Framing::kNone;  // no body follows (204, 304, 1xx, skip(), no length)

@@ -24,7 +24,11 @@ namespace sluice::http1 {
 /// buffer that stays valid until the caller consumes or refills it. Trailer fields of a chunked
 /// body are parsed and dropped. A folded field value (obs-fold) in a request is an error
 /// (RFC 9112 §5.2 lets a server reject it); in a response it is unfolded into the parser's own
-/// storage. One parser per message. Not thread-safe.
+/// storage. Framing is judged as RFC 9112 §6 asks (docs/http-conformance.md, "Framing"): a
+/// Content-Length list of equal values is one length, unequal values are an error, and
+/// Transfer-Encoding is an error beside Content-Length, in an HTTP/1.0 message, or (in a request)
+/// without chunked as its final coding; a response whose final coding is not chunked is
+/// delimited by the server closing. One parser per message. Not thread-safe.
 template <bool IsRequest>
 class MessageParser final : public boost::beast::http::basic_parser<IsRequest> {
  public:

@@ -11,7 +11,7 @@ namespace {
 using boost::beast::http::status;
 
 // Indexed by GatewayError.
-constexpr std::array<ErrorInfo, 12> kErrors{{
+constexpr std::array<ErrorInfo, 13> kErrors{{
     {status::too_many_requests, "rate_limited"},
     {status::service_unavailable, "backend_unavailable"},
     {status::not_found, "no_route"},
@@ -24,6 +24,7 @@ constexpr std::array<ErrorInfo, 12> kErrors{{
     {status::payload_too_large, "payload_too_large"},
     {status::request_timeout, "header_timeout"},
     {status::service_unavailable, "limit_store_unavailable"},
+    {status::not_implemented, "not_implemented"},
 }};
 
 }  // namespace
@@ -38,6 +39,7 @@ bool closes_connection(GatewayError error) noexcept {
     case GatewayError::kHeaderTooLarge:
     case GatewayError::kPayloadTooLarge:
     case GatewayError::kHeaderTimeout:
+    case GatewayError::kNotImplemented:  // a CONNECT client may already be sending tunnel bytes
       return true;
     default:
       return false;

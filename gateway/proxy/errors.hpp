@@ -24,6 +24,7 @@ enum class GatewayError {
   kPayloadTooLarge,
   kHeaderTimeout,
   kLimitStoreUnavailable,  ///< the shared limit store failed and on_error is "deny"
+  kNotImplemented,         ///< CONNECT: sluice opens no tunnels by method
 };
 
 struct ErrorInfo {

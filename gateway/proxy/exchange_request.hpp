@@ -21,6 +21,8 @@ void compose_request(Exchange<Down, Up>& x) {
   RequestContext& ctx = x.ctx;
   http1::RequestRewrite rw;
   rw.target = ctx.upstream_target;
+  rw.replace_host = ctx.rewrite_host;
+  rw.host = ctx.authority;
   rw.client_address = x.down.peer.text;
   rw.peer_trusted = is_trusted(x.down.peer.address, ctx.snapshot->config().http.trusted_proxies);
   rw.request_id = ctx.request_id.generated() ? ctx.request_id.view() : std::string_view{};

@@ -53,6 +53,8 @@ void RequestContext::reset(core::TimePoint now, const Snapshot& snap) {
   trim_capacity(path_scratch);
   trim_capacity(target_scratch);
   upstream_target = {};
+  authority = {};
+  rewrite_host = false;
   client_keep_alive = false;
   route = nullptr;
   backend = nullptr;

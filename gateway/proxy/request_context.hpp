@@ -80,6 +80,12 @@ struct RequestContext {
   std::string path_scratch;
   std::string target_scratch;
   std::string_view upstream_target;  ///< path (prefix stripped) + query
+  /// The host that routes the request and that the upstream receives in `Host`: the target's
+  /// authority in absolute-form, else the Host field (empty when an HTTP/1.0 client sent none).
+  std::string_view authority;
+  /// The upstream's `Host` is `authority`, written anew (absolute-form, or no Host field); false:
+  /// the client's Host field line is forwarded as it is.
+  bool rewrite_host = false;
   RequestId request_id;
   bool client_keep_alive = false;  ///< what the client's version and Connection field ask
 

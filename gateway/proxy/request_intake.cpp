@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "gateway/http1/path_normalizer.hpp"
+#include "gateway/http1/request_target.hpp"
 #include "gateway/proxy/keep_alive.hpp"
 #include "gateway/proxy/reply.hpp"
 #include "gateway/proxy/steps/breaker_step.hpp"
@@ -62,45 +63,98 @@ std::optional<GatewayError> parse_head(RequestContext& ctx, std::string_view hea
   return std::nullopt;
 }
 
+std::optional<GatewayError> settle_authority(RequestContext& ctx,
+                                             const http1::RequestTarget& target) {
+  const http1::RequestHead& head = ctx.head();
+  const http1::FieldRef* host = nullptr;
+  for (std::size_t i = 0; i < head.fields.size(); ++i) {
+    if (head.fields[i].id == boost::beast::http::field::host) {
+      if (host != nullptr) {
+        return GatewayError::kBadRequest;  // more than one Host line
+      }
+      host = &head.fields[i];
+    }
+  }
+  if (host == nullptr ? head.version >= 11 : !http1::valid_host(host->value)) {
+    return GatewayError::kBadRequest;  // HTTP/1.1 needs one; any sent must be valid
+  }
+  if (target.form == http1::TargetForm::kAbsolute) {
+    ctx.authority = target.authority;  // the target's authority wins over Host (RFC 9112 §3.2.2)
+    ctx.rewrite_host = true;
+  } else if (host != nullptr) {
+    ctx.authority = host->value;
+  } else {
+    ctx.rewrite_host = true;  // an HTTP/1.0 client without Host: the upstream gets `Host:` empty
+  }
+  return std::nullopt;
+}
+
+std::optional<GatewayError> route_asterisk(RequestContext& ctx) {
+  if (ctx.head().verb != boost::beast::http::verb::options) {
+    return GatewayError::kBadRequest;  // asterisk-form is for OPTIONS only
+  }
+  ctx.path = "*";
+  const Route* route = ctx.snapshot->router().match_asterisk(ctx.authority);
+  if (route == nullptr) {
+    return GatewayError::kNoRoute;
+  }
+  ctx.route = route;
+  ctx.upstream_target = "*";
+  return std::nullopt;
+}
+
 std::optional<GatewayError> route_request(RequestContext& ctx) {
   const http1::RequestHead& head = ctx.head();
   const config::HttpConfig& http = ctx.snapshot->config().http;
-  const std::string_view raw_path = target_path(head.target);
-  if (raw_path.empty() || raw_path.front() != '/') {
-    return GatewayError::kBadRequest;  // asterisk-form, or an authority without a path
+  if (head.verb == boost::beast::http::verb::connect) {
+    // Its authority-form target is no path to route; a broken head is still 400 first.
+    return settle_authority(ctx, http1::RequestTarget{}).value_or(GatewayError::kNotImplemented);
   }
-  switch (http1::normalize_path(raw_path, http.merge_slashes, ctx.path_scratch)) {
-    case http1::PathStatus::kUnchanged:
-      ctx.path = raw_path;
-      break;
-    case http1::PathStatus::kRewritten:
-      ctx.path = ctx.path_scratch;
-      break;
-    case http1::PathStatus::kAboveRoot:
-    case http1::PathStatus::kBadEncoding:
-      return GatewayError::kBadRequest;
+  const auto target = http1::parse_request_target(head.target);
+  if (!target) {
+    return GatewayError::kBadRequest;
   }
-  ctx.query = target_query(head.target);
-  const RouteMatch match = ctx.snapshot->router().match(
-      head.fields.value(boost::beast::http::field::host), head.method, ctx.path);
-  if (match.kind == RouteMatch::Kind::kNoRoute) {
-    return GatewayError::kNoRoute;
+  if (auto refused = settle_authority(ctx, *target)) {
+    return refused;
   }
-  if (match.kind == RouteMatch::Kind::kMethodNotAllowed) {
-    ctx.allow_scratch = match.allow;
-    ctx.allow = ctx.allow_scratch;
-    return GatewayError::kMethodNotAllowed;
-  }
-  ctx.route = match.route;
-  ctx.backend = &ctx.snapshot->backend(match.route->backend);
-  ctx.route_metrics = match.route->metrics;
-  const bool origin_form = head.target.front() == '/';
-  if (origin_form && ctx.path.data() == raw_path.data() && !ctx.route->strip_prefix) {
-    ctx.upstream_target = head.target;  // nothing to change: the client's bytes
+  if (target->form == http1::TargetForm::kAsterisk) {
+    if (auto refused = route_asterisk(ctx)) {
+      return refused;
+    }
   } else {
-    // (an absolute-form target is forwarded in origin form, by its normalized path)
-    ctx.upstream_target = upstream_target(*ctx.route, ctx.path, ctx.query, ctx.target_scratch);
+    const std::string_view raw_path = target->path.empty() ? "/" : target->path;
+    switch (http1::normalize_path(raw_path, http.merge_slashes, ctx.path_scratch)) {
+      case http1::PathStatus::kUnchanged:
+        ctx.path = raw_path;
+        break;
+      case http1::PathStatus::kRewritten:
+        ctx.path = ctx.path_scratch;
+        break;
+      case http1::PathStatus::kAboveRoot:
+      case http1::PathStatus::kBadEncoding:
+        return GatewayError::kBadRequest;
+    }
+    ctx.query = target->query;
+    const RouteMatch match = ctx.snapshot->router().match(ctx.authority, head.method, ctx.path);
+    if (match.kind == RouteMatch::Kind::kNoRoute) {
+      return GatewayError::kNoRoute;
+    }
+    if (match.kind == RouteMatch::Kind::kMethodNotAllowed) {
+      ctx.allow_scratch = match.allow;
+      ctx.allow = ctx.allow_scratch;
+      return GatewayError::kMethodNotAllowed;
+    }
+    ctx.route = match.route;
+    if (target->form == http1::TargetForm::kOrigin && ctx.path.data() == raw_path.data() &&
+        !ctx.route->strip_prefix) {
+      ctx.upstream_target = head.target;  // nothing to change: the client's bytes
+    } else {
+      // (an absolute-form target is forwarded in origin form, by its normalized path)
+      ctx.upstream_target = upstream_target(*ctx.route, ctx.path, ctx.query, ctx.target_scratch);
+    }
   }
+  ctx.backend = &ctx.snapshot->backend(ctx.route->backend);
+  ctx.route_metrics = ctx.route->metrics;
   return std::nullopt;
 }
 
@@ -118,14 +172,10 @@ std::optional<GatewayError> accept_head(RequestContext& ctx, const SessionEnv& e
   if (env.access_log != nullptr) {
     keep_for_log(ctx, peer);
   }
-  if (head.fields.count(boost::beast::http::field::transfer_encoding) != 0 &&
-      head.framing != http1::Framing::kChunked) {
-    // A coding other than a final "chunked" leaves the body unframed (RFC 9112 §6.3): 400.
-    return GatewayError::kBadRequest;
-  }
   const auto refused = route_request(ctx);
   if (env.access_log != nullptr && !ctx.path.empty()) {
-    ctx.log_path.assign(ctx.path);  // the log shows the path that was judged and forwarded
+    ctx.log_path.assign(ctx.path);       // the log shows the path and host that were judged and
+    ctx.log_host.assign(ctx.authority);  // forwarded
   }
   if (refused) {
     return refused;

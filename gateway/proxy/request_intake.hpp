@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "gateway/http1/request_target.hpp"
 #include "gateway/limiter/sliding_window.hpp"
 #include "gateway/proxy/errors.hpp"
 #include "gateway/proxy/request_context.hpp"
@@ -28,7 +29,15 @@ inline std::string_view buffered(const boost::beast::flat_buffer& buffer) {
 [[nodiscard]] std::optional<GatewayError> parse_head(RequestContext& ctx,
                                                      std::string_view head_bytes);
 
-/// Routing: the normalized path, the route, and the target the upstream will get.
+/// The request's authority (docs/http-conformance.md, "Host"): exactly one valid Host on
+/// HTTP/1.1 (at most one on HTTP/1.0), and the host that routes and goes upstream: the
+/// absolute-form target's authority, else the Host field. Sets `ctx.authority` and
+/// `ctx.rewrite_host`; returns the answer when the head breaks the rules.
+[[nodiscard]] std::optional<GatewayError> settle_authority(RequestContext& ctx,
+                                                           const http1::RequestTarget& target);
+
+/// Routing: the target's form and the authority, the normalized path, the route, and the target
+/// the upstream will get (origin-form, or `*` for a routed `OPTIONS *`). CONNECT is 501.
 [[nodiscard]] std::optional<GatewayError> route_request(RequestContext& ctx);
 
 /// After the head is parsed: the request id, the log's copies, framing checks and routing.

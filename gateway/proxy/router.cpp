@@ -31,24 +31,29 @@ void add_allowed(const Route& route, std::vector<std::string_view>& allow) {
   }
 }
 
-}  // namespace
-
-std::string_view target_path(std::string_view target) noexcept {
-  if (!target.empty() && target.front() != '/') {
-    // absolute-form: skip "scheme://authority"
-    const auto scheme = target.find("://");
-    if (scheme != std::string_view::npos) {
-      const auto path = target.find('/', scheme + 3);
-      target = path == std::string_view::npos ? std::string_view("/") : target.substr(path);
+/// Whether a route's host (if set) is the request's; the request's host is normalized once,
+/// when the first route with a host asks.
+class HostFilter {
+ public:
+  explicit HostFilter(std::string_view host) : host_(host) {}
+  [[nodiscard]] bool accepts(const Route& route) {
+    if (!route.host) {
+      return true;
     }
+    if (!normalized_) {
+      normalized_host_ = normalize_host(host_);
+      normalized_ = true;
+    }
+    return *route.host == normalized_host_;
   }
-  return target.substr(0, target.find_first_of("?#"));
-}
 
-std::string_view target_query(std::string_view target) noexcept {
-  const auto q = target.find_first_of("?#");
-  return q == std::string_view::npos ? std::string_view{} : target.substr(q);
-}
+ private:
+  std::string_view host_;
+  std::string normalized_host_;
+  bool normalized_ = false;
+};
+
+}  // namespace
 
 bool prefix_matches(std::string_view prefix, std::string_view path) noexcept {
   if (!path.starts_with(prefix)) {
@@ -66,29 +71,34 @@ std::string normalize_host(std::string_view host) {
              colon != std::string_view::npos && name.find(':') == colon) {
     name = name.substr(0, colon);  // one colon: host:port (several would be a bare IPv6)
   }
+  if (name.size() > 1 && name.ends_with('.')) {
+    name.remove_suffix(1);  // a fully qualified name names the same host
+  }
   std::string out(name);
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
+const Route* Router::match_asterisk(std::string_view host) const {
+  HostFilter host_filter(host);
+  for (const Route& route : routes_) {
+    const bool names_options =
+        std::find(route.methods.begin(), route.methods.end(), "OPTIONS") != route.methods.end();
+    if (names_options && host_filter.accepts(route)) {
+      return &route;
+    }
+  }
+  return nullptr;
+}
+
 RouteMatch Router::match(std::string_view host, std::string_view method,
                          std::string_view path) const {
-  std::string normalized_host;
-  bool host_normalized = false;
+  HostFilter host_filter(host);
   std::vector<std::string_view> allow;
   for (const Route& route : routes_) {
-    if (!prefix_matches(route.prefix, path)) {
+    if (!prefix_matches(route.prefix, path) || !host_filter.accepts(route)) {
       continue;
-    }
-    if (route.host) {
-      if (!host_normalized) {
-        normalized_host = normalize_host(host);
-        host_normalized = true;
-      }
-      if (*route.host != normalized_host) {
-        continue;
-      }
     }
     if (method_allowed(route, method)) {
       return {RouteMatch::Kind::kMatched, &route, {}};

@@ -42,22 +42,20 @@ class Router {
  public:
   explicit Router(std::vector<Route> routes) : routes_(std::move(routes)) {}
 
-  /// `path` is the request's normalized path (no query); `host` the Host header.
+  /// `path` is the request's normalized path (no query); `host` the request's authority (the
+  /// absolute-form target's, else the Host field).
   [[nodiscard]] RouteMatch match(std::string_view host, std::string_view method,
                                  std::string_view path) const;
+
+  /// For `OPTIONS *` (asterisk-form, no path): the first route whose host (if set) matches and
+  /// whose `methods` list OPTIONS by name; null when none does (docs/http-conformance.md).
+  [[nodiscard]] const Route* match_asterisk(std::string_view host) const;
 
   [[nodiscard]] const std::vector<Route>& routes() const noexcept { return routes_; }
 
  private:
   std::vector<Route> routes_;
 };
-
-/// The path of a request-target, up to its query: for an absolute-form target
-/// (`http://host/p?q`) without scheme and authority (`/` when it has no path).
-[[nodiscard]] std::string_view target_path(std::string_view target) noexcept;
-
-/// What follows the path in a request-target: the query with its `?` (empty when none).
-[[nodiscard]] std::string_view target_query(std::string_view target) noexcept;
 
 /// The target forwarded upstream: the normalized `path` (with `strip_prefix`, what follows the
 /// route prefix, always starting with `/`) followed by `query`. Composed in `scratch`.
@@ -67,7 +65,8 @@ class Router {
 /// True when `prefix` matches `path` on a segment boundary.
 [[nodiscard]] bool prefix_matches(std::string_view prefix, std::string_view path) noexcept;
 
-/// The Host header reduced for matching: lower case, port removed (also from `[v6]:port`).
+/// A host reduced for matching: lower case, port removed (also from `[v6]:port`), one trailing
+/// dot removed (`api.example.` is `api.example`).
 [[nodiscard]] std::string normalize_host(std::string_view host);
 
 }  // namespace sluice::proxy

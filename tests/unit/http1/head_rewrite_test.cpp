@@ -125,6 +125,20 @@ TEST(HeadRewriteTest, CollapsesAContentLengthListIntoOnePlainField) {
   EXPECT_EQ(twice.find("Content-Length"), twice.rfind("Content-Length"));
 }
 
+TEST(HeadRewriteTest, ReplacesEveryHostFieldWhenGivenTheAuthority) {
+  RequestRewrite rw = plain();
+  rw.replace_host = true;
+  rw.host = "api.example.test:8080";
+  EXPECT_EQ(
+      request("GET http://api.example.test:8080/x HTTP/1.1\r\nHost: other\r\nA: b\r\n\r\n", rw),
+      "GET /x HTTP/1.1\r\nHost: api.example.test:8080\r\nA: b\r\n"
+      "X-Forwarded-For: 192.0.2.1\r\nX-Forwarded-Proto: http\r\n\r\n");
+  rw.host = "";  // an HTTP/1.0 request without Host still gets one, empty, as HTTP/1.1 needs
+  EXPECT_EQ(request("GET /x HTTP/1.0\r\nA: b\r\n\r\n", rw),
+            "GET /x HTTP/1.1\r\nHost: \r\nA: b\r\n"
+            "X-Forwarded-For: 192.0.2.1\r\nX-Forwarded-Proto: http\r\n\r\n");
+}
+
 TEST(HeadRewriteTest, GathersAHeadWithoutCopyingTheOriginalBytes) {
   const std::string text =
       "GET /x HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nConnection: close\r\nX-B: 2\r\nX-C: 3\r\n\r\n";

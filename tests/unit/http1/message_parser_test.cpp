@@ -214,6 +214,55 @@ TEST(MessageParserTest, RejectsWhatBeastRejects) {
   }
 }
 
+TEST(MessageParserTest, RefusesTransferEncodingWhereRfc9112SaysTheFramingIsFaulty) {
+  // Beast itself catches Content-Length after "chunked"; these orders and cases are ours.
+  for (const std::string text :
+       {"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\nContent-Length: 5\r\n\r\n",
+        "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
+        "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n",
+        "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 4, 5\r\n\r\n"}) {
+    SCOPED_TRACE(text);
+    RequestParser parser;
+    error_code ec;
+    parse_head(parser, text, ec);
+    EXPECT_TRUE(ec);
+  }
+  for (const std::string text :
+       {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 5\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: gzip\r\n\r\n",
+        "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 4, 5\r\n\r\n"}) {
+    SCOPED_TRACE(text);
+    ResponseParser parser;
+    error_code ec;
+    parse_head(parser, text, ec);
+    EXPECT_TRUE(ec);
+  }
+}
+
+TEST(MessageParserTest, AResponseWhoseFinalCodingIsNotChunkedEndsWhenTheServerCloses) {
+  for (const std::string text : {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
+                                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n"}) {
+    SCOPED_TRACE(text);
+    ResponseParser parser;
+    error_code ec;
+    parse_head(parser, text, ec);
+    ASSERT_FALSE(ec) << ec.message();
+    EXPECT_EQ(parser.head().framing, Framing::kUntilClose);
+  }
+}
+
+TEST(MessageParserTest, AContentLengthListOfEqualValuesIsOneLength) {
+  RequestParser parser;
+  error_code ec;
+  parse_head(parser,
+             "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 4, 4\r\nContent-Length: 4\r\n\r\n", ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_EQ(parser.head().framing, Framing::kContentLength);
+  EXPECT_EQ(parser.head().content_length, 4U);
+}
+
 TEST(MessageParserTest, ManyFieldsSpillPastTheInlineCapacity) {
   std::string text = "GET / HTTP/1.1\r\n";
   for (int i = 0; i < 50; ++i) {

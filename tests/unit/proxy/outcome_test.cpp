@@ -61,8 +61,9 @@ TEST(KeepAliveTest, OpenOnlyWhenEverythingAllowsIt) {
 TEST(KeepAliveTest, ABrokenRequestClosesAndAnOrdinaryRefusalDoesNot) {
   RequestContext ctx;
   ctx.client_keep_alive = true;
-  for (const GatewayError e : {GatewayError::kBadRequest, GatewayError::kHeaderTooLarge,
-                               GatewayError::kPayloadTooLarge, GatewayError::kHeaderTimeout}) {
+  for (const GatewayError e :
+       {GatewayError::kBadRequest, GatewayError::kHeaderTooLarge, GatewayError::kPayloadTooLarge,
+        GatewayError::kHeaderTimeout, GatewayError::kNotImplemented}) {
     ctx.error = e;
     EXPECT_FALSE(decide_keep_alive(ctx, {})) << info(e).reason;
   }
@@ -72,6 +73,12 @@ TEST(KeepAliveTest, ABrokenRequestClosesAndAnOrdinaryRefusalDoesNot) {
     ctx.error = e;
     EXPECT_TRUE(decide_keep_alive(ctx, {})) << info(e).reason;
   }
+}
+
+TEST(GatewayErrorTest, ConnectIsAnswered501NotImplemented) {
+  EXPECT_EQ(info(GatewayError::kNotImplemented).status,
+            boost::beast::http::status::not_implemented);
+  EXPECT_EQ(info(GatewayError::kNotImplemented).reason, "not_implemented");
 }
 
 }  // namespace

@@ -62,12 +62,21 @@ TEST(RouterTest, AllowListsEveryMethodThePathAccepts) {
   EXPECT_EQ(router.match("h", "PUT", "/x").allow, "POST, GET, HEAD");
 }
 
-TEST(RouterTest, TargetPathDropsQueryAndAuthority) {
-  EXPECT_EQ(target_path("/a/b?c=d#e"), "/a/b");
-  EXPECT_EQ(target_path("http://host:80/a?b"), "/a");
-  EXPECT_EQ(target_path("http://host"), "/");
-  EXPECT_EQ(target_query("/a/b?c=d"), "?c=d");
-  EXPECT_EQ(target_query("/a/b"), "");
+TEST(RouterTest, AFullyQualifiedHostMatchesItsRoute) {
+  const Router router({route("api", "/", {}, "api.example.test"), route("all", "/")});
+  EXPECT_EQ(router.match("API.Example.Test.", "GET", "/x").route->name, "api");
+  EXPECT_EQ(router.match("api.example.test.:8080", "GET", "/x").route->name, "api");
+  EXPECT_EQ(router.match("api.example.test..", "GET", "/x").route->name, "all");
+}
+
+TEST(RouterTest, AsteriskFormMatchesOnlyARouteThatNamesOptions) {
+  const Router router({route("any", "/"), route("get", "/", {"GET"}),
+                       route("opt-b", "/b", {"OPTIONS"}, "b.test"),
+                       route("opt", "/x", {"OPTIONS"})});
+  EXPECT_EQ(router.match_asterisk("b.test")->name, "opt-b");
+  EXPECT_EQ(router.match_asterisk("a.test")->name, "opt");
+  const Router none({route("any", "/"), route("get", "/", {"GET", "HEAD"})});
+  EXPECT_EQ(none.match_asterisk("a.test"), nullptr);
 }
 
 TEST(RouterTest, StripPrefixKeepsALeadingSlashAndTheQuery) {

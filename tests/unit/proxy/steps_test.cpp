@@ -54,16 +54,16 @@ json limited_config(std::uint32_t requests, std::string mode = "enforce") {
 
 TEST(IdentifyStepTest, NamesTheUserOnlyWhenALimitOrTheLogNeedsIt) {
   ProxyWorld plain(world_config());
-  Routed a(plain, "GET / HTTP/1.1\r\nX-API-Key: k1\r\n\r\n");
+  Routed a(plain, "GET / HTTP/1.1\r\nHost: a\r\nX-API-Key: k1\r\n\r\n");
   identify_step(a.ctx(), kPeer, nullptr);
   EXPECT_TRUE(a.ctx().user.empty());  // no limit, no log: nobody asked
   ProxyWorld limited(limited_config(10));
-  Routed b(limited, "GET / HTTP/1.1\r\nX-API-Key: k1\r\n\r\n");
+  Routed b(limited, "GET / HTTP/1.1\r\nHost: a\r\nX-API-Key: k1\r\n\r\n");
   identify_step(b.ctx(), kPeer, nullptr);
   EXPECT_EQ(b.ctx().user, "k1");
   EXPECT_FALSE(b.ctx().has_user_label);
   const core::KeyedHash hash = core::KeyedHash::from_secret("0123456789abcdef");
-  Routed c(limited, "GET / HTTP/1.1\r\n\r\n");
+  Routed c(limited, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
   identify_step(c.ctx(), kPeer, &hash);
   EXPECT_EQ(c.ctx().user, "192.0.2.1");  // the fallback: the client address
   ASSERT_TRUE(c.ctx().has_user_label);
@@ -73,7 +73,7 @@ TEST(IdentifyStepTest, NamesTheUserOnlyWhenALimitOrTheLogNeedsIt) {
 
 TEST(LimitStepTest, AdmitsWithTheFieldsThenRefusesWith429) {
   ProxyWorld world(limited_config(1));
-  Routed first(world, "GET / HTTP/1.1\r\nX-API-Key: k\r\n\r\n");
+  Routed first(world, "GET / HTTP/1.1\r\nHost: a\r\nX-API-Key: k\r\n\r\n");
   identify_step(first.ctx(), kPeer, nullptr);
   const RouteLimit& limit = *route_limit(first.ctx());
   auto decision = limit_now(first.ctx(), limit, world.store(), store::StoreSlot{});
@@ -84,7 +84,7 @@ TEST(LimitStepTest, AdmitsWithTheFieldsThenRefusesWith429) {
   EXPECT_EQ(first.ctx().extra_fields()[1].value, "\"p\";r=0;t=10");
   EXPECT_EQ(limit_label(first.ctx().verdict), "allowed");
 
-  Routed second(world, "GET / HTTP/1.1\r\nX-API-Key: k\r\n\r\n");
+  Routed second(world, "GET / HTTP/1.1\r\nHost: a\r\nX-API-Key: k\r\n\r\n");
   identify_step(second.ctx(), kPeer, nullptr);
   decision = limit_now(second.ctx(), limit, world.store(), store::StoreSlot{});
   EXPECT_EQ(apply_limit(second.ctx(), limit, *decision), GatewayError::kRateLimited);
@@ -96,7 +96,7 @@ TEST(LimitStepTest, AdmitsWithTheFieldsThenRefusesWith429) {
 TEST(LimitStepTest, ShadowModeCountsButLetsThrough) {
   ProxyWorld world(limited_config(1, "shadow"));
   for (const char* expected : {"allowed", "shadow_limited"}) {
-    Routed r(world, "GET / HTTP/1.1\r\n\r\n");
+    Routed r(world, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
     identify_step(r.ctx(), kPeer, nullptr);
     const RouteLimit& limit = *route_limit(r.ctx());
     const auto decision = limit_now(r.ctx(), limit, world.store(), store::StoreSlot{});
@@ -107,7 +107,7 @@ TEST(LimitStepTest, ShadowModeCountsButLetsThrough) {
 
 TEST(LimitStepTest, AnUnavailableSharedStoreIs503) {
   ProxyWorld world(limited_config(5));
-  Routed r(world, "GET / HTTP/1.1\r\n\r\n");
+  Routed r(world, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
   const limiter::LimitDecision down{.allowed = false, .limit = 5, .unavailable = true};
   EXPECT_EQ(apply_limit(r.ctx(), *route_limit(r.ctx()), down),
             GatewayError::kLimitStoreUnavailable);
@@ -118,7 +118,7 @@ TEST(LimitStepTest, AnUnavailableSharedStoreIs503) {
 TEST(LimitStepTest, AnUnavailableSharedStoreNeverRefusesUnderAShadowPolicy) {
   // on_error "deny" answers as if limited; a shadow policy never refuses a limited request.
   ProxyWorld world(limited_config(5, "shadow"));
-  Routed r(world, "GET / HTTP/1.1\r\n\r\n");
+  Routed r(world, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
   const limiter::LimitDecision down{.allowed = false, .limit = 5, .unavailable = true};
   EXPECT_EQ(apply_limit(r.ctx(), *route_limit(r.ctx()), down), std::nullopt);
   EXPECT_EQ(limit_label(r.ctx().verdict), "shadow_limited");
@@ -129,14 +129,14 @@ TEST(BreakerStepTest, AdmitsThenDropsWithA503NamingTheBackend) {
   json config = world_config();
   config["backends"]["b"]["breaker"] = {{"protection", 0}, {"k", 1.0}};
   ProxyWorld world(config);
-  Routed ok(world, "GET / HTTP/1.1\r\n\r\n");
+  Routed ok(world, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
   EXPECT_FALSE(breaker_step(ok.ctx(), world.clock.now()));
   EXPECT_TRUE(ok.ctx().admission);
   EXPECT_EQ(ok.ctx().breaker_label, "pass");
   std::move(*ok.ctx().admission).failed(world.clock.now());  // the window: 1 request, 0 accepts
   ok.ctx().admission.reset();
   world.random.push(0.0);  // p = (1 - 0 - 0) / 2 = 0.5 > 0.0: dropped
-  Routed dropped(world, "GET / HTTP/1.1\r\n\r\n");
+  Routed dropped(world, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
   EXPECT_EQ(breaker_step(dropped.ctx(), world.clock.now()), GatewayError::kBackendUnavailable);
   EXPECT_EQ(dropped.ctx().breaker_label, "dropped");
   EXPECT_EQ(dropped.ctx().reply_body, R"({"error":"backend_unavailable","backend":"b"})");
@@ -164,7 +164,7 @@ TEST(RecordStepTest, FeedsTheOutcomeTableIntoMetricsAndTheBreaker) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(static_cast<int>(c.result));
-    Routed r(world, "GET / HTTP/1.1\r\n\r\n");
+    Routed r(world, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
     ASSERT_FALSE(breaker_step(r.ctx(), world.clock.now()));
     r.ctx().outcome.upstream = c.result;
     r.ctx().outcome.upstream_status = c.upstream_status;
