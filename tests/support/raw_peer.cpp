@@ -18,6 +18,7 @@
 #include <functional>
 #include <tuple>
 
+#include "tests/support/accept_loop.hpp"
 #include "tests/support/as_tuple.hpp"
 
 namespace sluice::testing {
@@ -177,24 +178,14 @@ RawPeer::RawPeer(Mode mode, std::chrono::milliseconds idle_close)
     return;  // bound but not listening: connections get RST
   }
   acceptor_.listen();
-  net::co_spawn(
-      ioc_,
-      [this]() -> net::awaitable<void> {
-        for (;;) {
-          auto [ec, socket] = co_await acceptor_.async_accept(kAsTuple);
-          if (ec) {
-            co_return;  // closed by the destructor
-          }
-          count_accepted();
-          net::co_spawn(
-              ioc_,
-              [connection =
-                   Connection{*this, beast::tcp_stream(std::move(socket)), {}, {}}]() mutable
-              -> net::awaitable<void> { co_await connection.run(); },
-              net::detached);
-        }
-      },
-      net::detached);
+  spawn_accept_loop(acceptor_, [this](tcp::socket socket) {
+    count_accepted();
+    net::co_spawn(
+        ioc_,
+        [connection = Connection{*this, beast::tcp_stream(std::move(socket)), {}, {}}]() mutable
+        -> net::awaitable<void> { co_await connection.run(); },
+        net::detached);
+  });
   thread_ = std::thread([this] { ioc_.run(); });
 }
 
