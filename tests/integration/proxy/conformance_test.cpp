@@ -244,6 +244,15 @@ std::vector<Row> response_rows() {
        reply("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\nmore", true),
        {{"Transfer-Encoding", {"chunked, gzip", "chunked"}}},
        "0\r\n\r\nmore"},
+      {"response: TE chunked twice", get, 502, To::kMain, forwarded, false,
+       reply("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"
+             "0\r\n\r\n")},
+      {"response: Content-Length with a sign", get, 502, To::kMain, forwarded, false,
+       reply("HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nok")},
+      {"response: bare LF line ends", get, 502, To::kMain, forwarded, false,
+       reply("HTTP/1.1 200 OK\nContent-Length: 2\n\nok")},
+      {"response: a bad chunk size before any byte went", get, 502, To::kMain, forwarded, false,
+       reply("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nok\r\n0\r\n\r\n")},
       {"response: TE on HTTP/1.0", get, 502, To::kMain, forwarded, false,
        reply("HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")},
       {"response: a bad status line", get, 502, To::kMain, forwarded, false,
@@ -306,6 +315,8 @@ class ConformanceTest : public ::testing::Test {
         {{"name", "all"}, {"prefix", "/"}, {"backend", "demo"}},
     });
     c["http"] = {{"header_timeout_ms", 2000}};
+    // The response rows fail on purpose, many in a row: no breaker may step in.
+    c["backends"]["demo"]["breaker"] = {{"enabled", false}};
     return c;
   }();
 
