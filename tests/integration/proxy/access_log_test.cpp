@@ -99,6 +99,20 @@ TEST_F(AccessLogFileTest, ALineReachesTheFileWithinASecondWithTheNewFields) {
   RecordProperty("line_after_ms", static_cast<int>(waited.count()));
 }
 
+TEST_F(AccessLogFileTest, TheHostLoggedIsTheAuthorityTheRequestWasRoutedBy) {
+  SluiceProcess gateway(config);
+  HttpClient client(gateway.proxy_port());
+  client.send_raw(
+      "GET http://api.example/ok HTTP/1.1\r\nHost: other.example\r\nX-Request-Id: abs-1\r\n\r\n");
+  ASSERT_EQ(client.read_response()->result_int(), 200);
+  ASSERT_TRUE(wait_until(
+      "the line of abs-1 in the file", [&] { return !line_with_id(log_path, "abs-1").empty(); },
+      kLineDeadline, milliseconds(5)));
+  const json entry = json::parse(line_with_id(log_path, "abs-1"));
+  EXPECT_EQ(entry["host"], "api.example");
+  EXPECT_EQ(entry["path"], "/ok");
+}
+
 TEST_F(AccessLogFileTest, ValidUtf8IsWrittenAsItIsAndOnlyBadBytesAreEscaped) {
   SluiceProcess gateway(config);
   HttpClient client(gateway.proxy_port());
