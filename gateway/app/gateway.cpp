@@ -43,6 +43,11 @@ std::optional<std::string> read_admin_token(const config::AdminConfig& admin) {
 
 /// The key of the access log's `user` hash: from the variable `access_log.user_hash_key_env`
 /// names (so hashes agree across replicas and restarts), else random per process.
+/// Adds `problem` to what stops the start: every reason is reported, none replaces another.
+void add_startup_error(std::optional<std::string>& errors, const std::string& problem) {
+  errors = errors ? *errors + "; " + problem : problem;
+}
+
 core::KeyedHash user_hash(const config::AccessLogConfig& config,
                           std::optional<std::string>& error) {
   std::string problem;
@@ -50,7 +55,7 @@ core::KeyedHash user_hash(const config::AccessLogConfig& config,
     return *hash;
   }
   if (!problem.empty()) {
-    error = problem;
+    add_startup_error(error, problem);
   }
   return core::KeyedHash::with_random_key();
 }
@@ -73,15 +78,17 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
       services_(clock_, snapshots_, gate_, access_log_, *store_.store,
                 user_hash(config_->access_log, startup_error_), log::get("proxy")) {
   if (store_.error) {
-    startup_error_ = store_.error;
+    add_startup_error(startup_error_, *store_.error);
   }
   boost::system::error_code ec;
   if (!admin_token_ && !net::ip::make_address(config_->admin.address, ec).is_loopback()) {
     // docs/behaviour.md "Admin API": an open admin API may only listen on loopback (checked
     // here, so sluice refuses before it binds anything).
-    startup_error_ = "admin.address=" + config_->admin.address +
-                     " is not loopback and no admin token is set (set the environment variable " +
-                     config_->admin.token_env.value_or("named by admin.token_env") + ")";
+    add_startup_error(startup_error_,
+                      "admin.address=" + config_->admin.address +
+                          " is not loopback and no admin token is set (set the environment "
+                          "variable " +
+                          config_->admin.token_env.value_or("named by admin.token_env") + ")");
   }
   control_slot_ = store_.store->attach(control_);  // admin key lookups and the housekeeping
   metrics_.on_scrape([this] { refresh_gauges(); });

@@ -67,6 +67,20 @@ TEST_F(AdminAuthTest, RefusesToExposeAnOpenAdminApiBeyondLoopback) {
   EXPECT_EQ(gateway.process().count_lines("cannot listen"), 0U) << gateway.process().output();
 }
 
+TEST_F(AdminAuthTest, EveryReasonToRefuseTheStartIsReportedNotJustTheLast) {
+  // An unset user-hash key and an open admin API beyond loopback: both are named (the second
+  // used to replace the first).
+  config["admin"]["address"] = "0.0.0.0";
+  config["access_log"] = {{"user_hash_key_env", "SLUICE_TEST_UNSET_USER_KEY"}};
+  SluiceProcess::Options options;
+  options.wait_ready = false;
+  SluiceProcess gateway(config, options);
+  EXPECT_EQ(gateway.process().wait_exit(), 1);
+  const std::string output = gateway.process().output();
+  EXPECT_NE(output.find("SLUICE_TEST_UNSET_USER_KEY"), std::string::npos) << output;
+  EXPECT_NE(output.find("admin.address=0.0.0.0 is not loopback"), std::string::npos) << output;
+}
+
 TEST_F(AdminAuthTest, WithTheTokenSetItMayListenOnAnyAddress) {
   config["admin"]["address"] = "0.0.0.0";
   auto gateway = start();
