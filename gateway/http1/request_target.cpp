@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <boost/beast/core/string.hpp>
-#include <cstring>
 
 namespace sluice::http1 {
 namespace {
@@ -26,7 +25,24 @@ bool is_unreserved(char c) noexcept {
 }
 /// RFC 3986 §2.2 sub-delims.
 bool is_sub_delim(char c) noexcept {
-  return std::strchr("!$&'()*+,;=", c) != nullptr && c != '\0';
+  return std::string_view("!$&'()*+,;=").find(c) != std::string_view::npos;
+}
+
+/// Characters of a reg-name (unreserved and sub-delims; percent-encoding is refused, see
+/// valid_host()), one table lookup per byte: the Host of every request is checked.
+constexpr std::array<bool, 256> kRegNameChars = [] {
+  std::array<bool, 256> table{};
+  for (int c = 0; c < 256; ++c) {
+    const char ch = static_cast<char>(c);
+    table[static_cast<std::size_t>(c)] =
+        (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+        std::string_view("-._~!$&'()*+,;=").find(ch) != std::string_view::npos;
+  }
+  return table;
+}();
+
+bool reg_name_char(char c) noexcept {
+  return kRegNameChars[static_cast<unsigned char>(c)];
 }
 
 bool all_of(std::string_view s, bool (*pred)(char) noexcept) noexcept {
@@ -59,10 +75,6 @@ bool valid_ipvfuture(std::string_view s) noexcept {
          });
 }
 
-bool reg_name_char(char c) noexcept {
-  return is_unreserved(c) || is_sub_delim(c);
-}
-
 }  // namespace
 
 bool valid_host(std::string_view value) noexcept {
@@ -79,19 +91,24 @@ bool valid_host(std::string_view value) noexcept {
     }
     rest = host.substr(close + 1);
   } else {
-    const auto colon = host.find(':');
-    if (colon != std::string_view::npos) {
-      rest = host.substr(colon);
-      host = host.substr(0, colon);
+    std::size_t end = 0;  // the reg-name runs up to the first byte that is not one of its own
+    while (end < host.size() && reg_name_char(host[end])) {
+      ++end;
     }
-    if (!all_of(host, reg_name_char)) {
-      return false;
-    }
+    rest = host.substr(end);
   }
   if (rest.empty()) {
     return true;
   }
-  return rest.front() == ':' && all_of(rest.substr(1), is_digit);
+  if (rest.front() != ':') {
+    return false;
+  }
+  for (const char c : rest.substr(1)) {
+    if (!is_digit(c)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::optional<RequestTarget> parse_request_target(std::string_view target) noexcept {
