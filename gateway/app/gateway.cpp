@@ -66,6 +66,7 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
     : config_file_(std::move(config_path)),
       document_(std::move(document)),
       config_(document_.shared_config()),
+      listeners_(config_->listeners),
       admin_token_(read_admin_token(config_->admin)),
       log_(log::get("app")),
       metrics_(SLUICE_VERSION),
@@ -168,25 +169,31 @@ int Gateway::run() {
 }
 
 bool Gateway::bind_listeners() {
-  boost::system::error_code ec;
-  const auto address = net::ip::make_address(config_->listen.address, ec);
-  tcp::endpoint endpoint(address, config_->listen.port);
-  for (std::size_t i = 0; i < workers_.size() && !ec; ++i) {
-    auto acceptor = make_acceptor(workers_[i]->context(), endpoint, true, ec);
+  // Every worker gets its own SO_REUSEPORT socket on every listener.
+  for (const config::ListenerConfig& listener : listeners_) {
+    boost::system::error_code ec;
+    const auto address = net::ip::make_address(listener.address, ec);
+    tcp::endpoint endpoint(address, listener.port);
+    for (std::size_t i = 0; i < workers_.size() && !ec; ++i) {
+      auto acceptor = make_acceptor(workers_[i]->context(), endpoint, true, ec);
+      if (ec) {
+        break;
+      }
+      if (i == 0) {
+        endpoint.port(acceptor.local_endpoint().port());  // port 0: the others share this one
+      }
+      workers_[i]->add_listener(std::move(acceptor), listener.name);
+    }
     if (ec) {
-      break;
+      log_->error("cannot listen listener={} address={} port={} error={}", listener.name,
+                  listener.address, listener.port, ec.message());
+      return false;
     }
-    if (i == 0) {
-      endpoint.port(acceptor.local_endpoint().port());  // port 0: the others share this one
-    }
-    workers_[i]->start_accepting(std::move(acceptor));
+    listener_endpoints_.push_back(endpoint);
   }
-  if (ec) {
-    log_->error("cannot listen address={} port={} error={}", config_->listen.address,
-                config_->listen.port, ec.message());
-    return false;
+  for (auto& worker : workers_) {
+    worker->start();
   }
-  proxy_endpoint_ = endpoint;
   return true;
 }
 
@@ -211,8 +218,14 @@ bool Gateway::bind_admin() {
       },
       log::get("admin"));
   admin_->start();
-  log_->info("ready proxy={} admin={} threads={}", show(proxy_endpoint_), show(admin_endpoint_),
-             workers_.size());
+  std::string listeners;
+  for (std::size_t i = 0; i < listener_endpoints_.size(); ++i) {
+    listeners += (i == 0 ? "" : ",") + listeners_[i].name + "@" + show(listener_endpoints_[i]);
+  }
+  // `proxy` is the first listener (v1's one), `listeners` all of them by name (last, so v1's
+  // prefix of the line stays as it was for whatever parses it).
+  log_->info("ready proxy={} admin={} threads={} listeners={}", show(listener_endpoints_.front()),
+             show(admin_endpoint_), workers_.size(), listeners);
   return true;
 }
 
@@ -290,7 +303,7 @@ void Gateway::reload() {
       config_log->warn("reload ignores field={} (needs a restart)", field);
     }
   };
-  restart_only("listen", !(next.listen == config_->listen));
+  restart_only("listeners", next.listeners != listeners_);
   restart_only("admin", !(next.admin == config_->admin));
   restart_only("threads", next.threads != config_->threads);
   restart_only("access_log", !(next.access_log == config_->access_log));

@@ -71,8 +71,11 @@ class Gateway {
   ConfigFile config_file_;
   config::ConfigDocument document_;               ///< what runs now (admin changes included)
   std::shared_ptr<const config::Config> config_;  ///< document_'s config
-  std::optional<std::string> admin_token_;        ///< from the env var admin.token_env names
-  std::optional<std::string> startup_error_;      ///< why run() must refuse to start
+  /// The listeners bound at start (a reload cannot change them): their names outlive every
+  /// config, so workers, sessions and log lines may view them.
+  const std::vector<config::ListenerConfig> listeners_;
+  std::optional<std::string> admin_token_;    ///< from the env var admin.token_env names
+  std::optional<std::string> startup_error_;  ///< why run() must refuse to start
   std::shared_ptr<spdlog::logger> log_;
   core::SteadyClock clock_;
   core::SystemRandom random_;
@@ -94,7 +97,8 @@ class Gateway {
   boost::asio::steady_timer tick_timer_{control_};
   std::unique_ptr<admin::AdminApi> admin_api_;
   std::shared_ptr<admin::AdminServer> admin_;
-  boost::asio::ip::tcp::endpoint proxy_endpoint_;
+  /// Where each of `config_->listeners` listens (in order), once bound.
+  std::vector<boost::asio::ip::tcp::endpoint> listener_endpoints_;
   boost::asio::ip::tcp::endpoint admin_endpoint_;
   core::TimePoint drain_deadline_{};
   bool draining_ = false;

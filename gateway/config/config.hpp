@@ -31,11 +31,14 @@ std::string_view to_string(LimitMode mode);
 std::string_view to_string(StoreType type);
 std::string_view to_string(OnError on_error);
 
-struct ListenConfig {
+/// One data-path listener (docs/behaviour.md "Configuration", `listeners`). The v1 `listen`
+/// object is one listener named "default".
+struct ListenerConfig {
+  std::string name = "default";     // unique; in logs and metrics
   std::string address = "0.0.0.0";  // an IPv4 or IPv6 literal
   std::uint16_t port = 8080;        // 0 = ephemeral (tests)
 
-  bool operator==(const ListenConfig&) const = default;
+  bool operator==(const ListenerConfig&) const = default;
 };
 
 struct AdminConfig {
@@ -143,7 +146,7 @@ struct RouteConfig {
 };
 
 struct Config {
-  ListenConfig listen;
+  std::vector<ListenerConfig> listeners{ListenerConfig{}};  // at least one, names unique
   AdminConfig admin;
   std::uint32_t threads = 0;  // 0 = one per core
   std::chrono::milliseconds drain_timeout{10000};

@@ -66,6 +66,15 @@ json overrides_json(const Config& config) {
   return out;
 }
 
+json listeners_json(const std::vector<ListenerConfig>& listeners) {
+  json list = json::array();
+  for (const auto& listener : listeners) {
+    list.push_back(
+        {{"name", listener.name}, {"address", listener.address}, {"port", listener.port}});
+  }
+  return list;
+}
+
 }  // namespace
 
 json to_json(const LimitPolicyConfig& policy) {
@@ -130,7 +139,7 @@ json to_json(const Config& config) {
     backends[name] = to_json(backend);
   }
   return {
-      {"listen", {{"address", config.listen.address}, {"port", config.listen.port}}},
+      {"listeners", listeners_json(config.listeners)},
       {"admin",
        {{"address", config.admin.address},
         {"port", config.admin.port},

@@ -44,7 +44,7 @@ detail::KnownNames names_of(const nlohmann::json& document, std::string_view key
 
 Config parse_document(ObjectReader& root, const nlohmann::json& document) {
   Config config;
-  config.listen = detail::parse_listen(root);
+  config.listeners = detail::parse_listeners(root);
   config.admin = detail::parse_admin(root);
   config.threads = root.integer<std::uint32_t>("threads", 0, 1024).value_or(config.threads);
   config.drain_timeout =

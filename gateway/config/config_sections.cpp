@@ -6,6 +6,7 @@
 #include <array>
 #include <cctype>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <utility>
 
 #include "gateway/config/endpoint.hpp"
@@ -48,6 +49,24 @@ std::optional<std::string> read_env_name(ObjectReader& reader, std::string_view 
     return std::nullopt;
   }
   return name;
+}
+
+/// Calls `fn(reader, path)` with a reader for each element of the array `key` of `root` that is
+/// an object (finished afterwards), and reports the elements that are not.
+template <typename Fn>
+void for_each_object(ObjectReader& root, std::string_view key, const nlohmann::json& list,
+                     Fn&& fn) {
+  const auto list_path = root.path_of(key);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const auto path = element_path(list_path, i);
+    if (!list[i].is_object()) {
+      root.problems().add(path, "must be an object");
+      continue;
+    }
+    ObjectReader reader(list[i], path, root.problems());
+    fn(reader, path);
+    reader.finish();
+  }
 }
 
 std::vector<Cidr> parse_trusted_proxies(ObjectReader& reader) {
@@ -134,13 +153,45 @@ RedisConfig parse_redis(ObjectReader& reader) {
 
 }  // namespace
 
-ListenConfig parse_listen(ObjectReader& root) {
-  ListenConfig listen;
-  root.nested("listen", [&](ObjectReader& reader) {
-    listen.address = read_ip_literal(reader, "address").value_or(listen.address);
-    listen.port = reader.integer<std::uint16_t>("port", 0, 65535).value_or(listen.port);
+std::vector<ListenerConfig> parse_listeners(ObjectReader& root) {
+  const auto read_address = [](ObjectReader& reader, ListenerConfig& listener) {
+    listener.address = read_ip_literal(reader, "address").value_or(listener.address);
+    listener.port = reader.integer<std::uint16_t>("port", 0, 65535).value_or(listener.port);
+  };
+  if (root.has("listen") && root.has("listeners")) {
+    root.report("listeners", "give either listen (v1) or listeners, not both");
+    root.take("listen");
+  }
+  if (!root.has("listeners")) {
+    ListenerConfig listener;
+    root.nested("listen", [&](ObjectReader& reader) { read_address(reader, listener); });
+    return {listener};
+  }
+  std::vector<ListenerConfig> listeners;
+  const auto* list = root.array("listeners");
+  if (list == nullptr) {
+    return {ListenerConfig{}};
+  }
+  if (list->empty()) {
+    root.report("listeners", "must name at least one listener");
+  }
+  std::set<std::string, std::less<>> names;
+  for_each_object(root, "listeners", *list, [&](ObjectReader& reader, const std::string&) {
+    ListenerConfig listener;
+    if (auto name = reader.string("name", Presence::kRequired)) {
+      if (name->empty() || !std::all_of(name->begin(), name->end(), [](char c) {
+            return is_alpha(c) || is_digit(c) || c == '-' || c == '_';
+          })) {
+        reader.report("name", "must be letters, digits, - and _ (it is a metric label)");
+      } else if (!names.insert(*name).second) {
+        reader.report("name", "is used by another listener");
+      }
+      listener.name = std::move(*name);
+    }
+    read_address(reader, listener);
+    listeners.push_back(std::move(listener));
   });
-  return listen;
+  return listeners.empty() ? std::vector<ListenerConfig>{ListenerConfig{}} : listeners;
 }
 
 AdminConfig parse_admin(ObjectReader& root) {
@@ -209,19 +260,10 @@ std::vector<IdentitySource> parse_identity(ObjectReader& root) {
     return Config{}.identity;
   }
   std::vector<IdentitySource> sources;
-  const auto list_path = root.path_of("identity");
-  for (std::size_t i = 0; i < list->size(); ++i) {
-    const auto path = element_path(list_path, i);
-    const auto& element = (*list)[i];
-    if (!element.is_object()) {
-      root.problems().add(path, "must be an object");
-      continue;
-    }
-    ObjectReader reader(element, path, root.problems());
+  for_each_object(root, "identity", *list, [&](ObjectReader& reader, const std::string& path) {
     auto source = parse_identity_source(reader);
-    reader.finish();
     if (!source) {
-      continue;
+      return;
     }
     const auto same = [&](const IdentitySource& s) { return same_source(s, *source); };
     if (std::any_of(sources.begin(), sources.end(), same)) {
@@ -229,7 +271,7 @@ std::vector<IdentitySource> parse_identity(ObjectReader& root) {
     } else {
       sources.push_back(std::move(*source));
     }
-  }
+  });
   return sources;
 }
 

@@ -27,7 +27,8 @@ namespace sluice::config::detail {
 using KnownNames = std::optional<std::set<std::string, std::less<>>>;
 
 // config_sections.cpp: the server side.
-ListenConfig parse_listen(ObjectReader& root);
+/// `listen` (one listener named "default") or `listeners`, never both.
+std::vector<ListenerConfig> parse_listeners(ObjectReader& root);
 AdminConfig parse_admin(ObjectReader& root);
 HttpConfig parse_http(ObjectReader& root);
 AccessLogConfig parse_access_log(ObjectReader& root);

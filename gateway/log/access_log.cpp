@@ -169,6 +169,7 @@ void AccessLog::append(const AccessRecord& r, std::string& out) {
     append_field(out, "host", r.host);
   }
   append_field(out, "protocol", r.protocol);
+  append_field(out, "listener", r.listener);
   out += "}\n";
 }
 

@@ -33,12 +33,13 @@ struct AccessRecord {
   std::uint64_t bytes_in = 0;   ///< request body bytes received from the client
   std::uint64_t bytes_out = 0;  ///< response body bytes sent to the client
   double duration_ms = 0;
-  std::optional<double> upstream_ms;  ///< from sending upstream to its response header
-  std::string_view limit = "none";    ///< allowed | limited | shadow_limited | none
-  std::string_view breaker = "off";   ///< pass | dropped | off
-  std::string_view client_ip;         ///< the client as identified (through trusted proxies)
-  std::string_view host;              ///< the request's Host; empty is written as null
-  std::string_view protocol;          ///< HTTP/1.1, HTTP/1.0
+  std::optional<double> upstream_ms;      ///< from sending upstream to its response header
+  std::string_view limit = "none";        ///< allowed | limited | shadow_limited | none
+  std::string_view breaker = "off";       ///< pass | dropped | off
+  std::string_view client_ip;             ///< the client as identified (through trusted proxies)
+  std::string_view host;                  ///< the request's Host; empty is written as null
+  std::string_view protocol;              ///< HTTP/1.1, HTTP/1.0
+  std::string_view listener = "default";  ///< the name of the listener the request came in on
 };
 
 /// The access log: one JSON object per line, to a file or stdout ("-"), without ever blocking

@@ -42,13 +42,12 @@ Worker::Worker(Services& services, std::size_t index)
       env_{services_,          view_,     sweep_, contexts_, access_log_.get(),
            store::StoreSlot{}, sessions_, &ops_},
       upstream_{pool_, connector_, cursor_, sweep_, services.clock, services.draining, &ops_},
-      wake_(ioc_.get_executor()),
       maintenance_(ioc_.get_executor()),
       last_pool_sweep_(services.clock.now()) {
   std::random_device device;
   cursor_.random_state = (std::uint64_t{device()} << 32U) | device();
   cursor_.next = index;  // workers start their round robin at different endpoints
-  services_.gate.on_slot_freed([this] { net::post(ioc_, [this] { wake_.cancel(); }); });
+  services_.gate.on_slot_freed([this] { net::post(ioc_, [this] { wake_accept_loops(); }); });
 }
 
 Worker::~Worker() {
@@ -57,35 +56,44 @@ Worker::~Worker() {
   }
 }
 
-void Worker::start_accepting(Acceptor acceptor) {
-  acceptor_.emplace(std::move(acceptor));
+void Worker::add_listener(Acceptor acceptor, std::string_view name) {
+  listening_.push_back(std::make_unique<Listening>(
+      Listening{std::move(acceptor), name, Timer(ioc_.get_executor())}));
+}
+
+void Worker::start() {
   sweep_.start(DeadlineSweep::tick_for(view_.current()->snapshot->smallest_timeout()));
-  net::co_spawn(ioc_, accept_loop(), log_escape(services_.log, "accept loop"));
+  for (auto& listening : listening_) {
+    net::co_spawn(ioc_, accept_loop(*listening), log_escape(services_.log, "accept loop"));
+  }
   net::co_spawn(ioc_, maintenance_loop(), log_escape(services_.log, "maintenance loop"));
 }
 
-Task<void> Worker::accept_loop() {
+Task<void> Worker::accept_loop(Listening& listening) {
+  Acceptor& acceptor = listening.acceptor;
+  Timer& wake = listening.wake;
   for (;;) {
     while (!services_.gate.try_reserve()) {
       // At max_connections: leave new connections in the kernel backlog until a slot frees.
-      if (!acceptor_ || !acceptor_->is_open()) {
+      if (!acceptor.is_open()) {
         co_return;
       }
-      wake_.expires_after(kGateRecheck);
-      co_await wake_.async_wait(kAsTuple);
+      wake.expires_after(kGateRecheck);
+      co_await wake.async_wait(kAsTuple);
     }
     ConnectionSlot slot(services_.gate);
-    if (!acceptor_ || !acceptor_->is_open()) {
+    if (!acceptor.is_open()) {
       co_return;
     }
-    auto [ec, socket] = co_await acceptor_->async_accept(kAsTuple);
+    auto [ec, socket] = co_await acceptor.async_accept(kAsTuple);
     if (ec) {
-      if (ec == net::error::operation_aborted || !acceptor_->is_open()) {
+      if (ec == net::error::operation_aborted || !acceptor.is_open()) {
         co_return;
       }
-      services_.log->warn("accept failed worker={} error={}", index_, ec.message());
-      wake_.expires_after(100ms);  // e.g. out of file descriptors: do not spin
-      co_await wake_.async_wait(kAsTuple);
+      services_.log->warn("accept failed worker={} listener={} error={}", index_, listening.name,
+                          ec.message());
+      wake.expires_after(100ms);  // e.g. out of file descriptors: do not spin
+      co_await wake.async_wait(kAsTuple);
       continue;
     }
     boost::system::error_code peer_error;
@@ -95,7 +103,7 @@ Task<void> Worker::accept_loop() {
     }
     StreamOps<Socket>::prepare(socket);
     slot.accepted();
-    Peer peer{remote.address(), forwarded_address(remote.address())};
+    Peer peer{remote.address(), forwarded_address(remote.address()), listening.name};
     net::co_spawn(ioc_,
                   run_session(std::move(socket), std::move(peer), env_, upstream_, std::move(slot)),
                   log_escape(services_.log, "session"));
@@ -127,11 +135,17 @@ void Worker::flush_access_log() {
 }
 
 void Worker::stop_accepting() {
-  if (acceptor_) {
+  for (auto& listening : listening_) {
     boost::system::error_code ignored;
-    acceptor_->close(ignored);
+    listening->acceptor.close(ignored);
   }
-  wake_.cancel();
+  wake_accept_loops();
+}
+
+void Worker::wake_accept_loops() {
+  for (auto& listening : listening_) {
+    listening->wake.cancel();
+  }
 }
 
 void Worker::close_idle_sessions() {

@@ -7,6 +7,8 @@
 #include <memory>
 #include <memory_resource>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "gateway/proxy/balancer.hpp"
 #include "gateway/proxy/deadline.hpp"
@@ -38,8 +40,11 @@ class Worker {
   /// Takes this thread's slot in the limit store (before the threads run).
   void attach_store() { env_.store_slot = services_.store.attach(ioc_); }
 
-  /// Starts accepting on `acceptor` (already bound and listening), and the worker's ticks.
-  void start_accepting(Acceptor acceptor);
+  /// Adds a listener: `acceptor` is already bound and listening; `name` (the listener's, for
+  /// logs) must outlive the worker. Before start().
+  void add_listener(Acceptor acceptor, std::string_view name);
+  /// Starts accepting on every listener, and the worker's ticks.
+  void start();
   void stop_accepting();
   /// Drain: closes connections that wait for a request; active ones close after answering.
   void close_idle_sessions();
@@ -49,7 +54,18 @@ class Worker {
   void flush_access_log();
 
  private:
-  Task<void> accept_loop();
+  using Timer = net::basic_waitable_timer<std::chrono::steady_clock,
+                                          net::wait_traits<std::chrono::steady_clock>, Executor>;
+  /// One listener's accept loop state: each loop waits on its own timer (a shared one would
+  /// cancel the other loops' waits each time it is re-armed).
+  struct Listening {
+    Acceptor acceptor;
+    std::string_view name;
+    Timer wake;
+  };
+  Task<void> accept_loop(Listening& listening);
+  /// Ends every accept loop's wait (a connection slot was freed, or accepting stops).
+  void wake_accept_loops();
   Task<void> maintenance_loop();
   void sweep_pool();
 
@@ -73,13 +89,8 @@ class Worker {
   TcpConnector connector_;
   SessionEnv env_;
   UpstreamContext<Socket> upstream_;
-  std::optional<Acceptor> acceptor_;
-  net::basic_waitable_timer<std::chrono::steady_clock, net::wait_traits<std::chrono::steady_clock>,
-                            Executor>
-      wake_;
-  net::basic_waitable_timer<std::chrono::steady_clock, net::wait_traits<std::chrono::steady_clock>,
-                            Executor>
-      maintenance_;
+  std::vector<std::unique_ptr<Listening>> listening_;
+  Timer maintenance_;
   core::TimePoint last_pool_sweep_{};
 };
 

@@ -177,7 +177,8 @@ class Gateway {
       throw std::runtime_error("bench gateway: cannot listen");
     }
     port_ = acceptor.local_endpoint().port();
-    worker_.start_accepting(std::move(acceptor));
+    worker_.add_listener(std::move(acceptor), "bench");
+    worker_.start();
     thread_ = std::thread([this] { worker_.context().run(); });
   }
   ~Gateway() {

@@ -89,6 +89,19 @@ void SluiceProcess::wait_ready(std::chrono::milliseconds timeout) {
   }
   proxy_port_ = *proxy;
   admin_port_ = *admin;
+  // listeners=NAME@IP:PORT,NAME@IP:PORT...
+  std::string_view listeners = field_value(line, "listeners");
+  while (!listeners.empty()) {
+    const auto comma = std::min(listeners.find(','), listeners.size());
+    const std::string_view item = listeners.substr(0, comma);
+    const auto at = item.find('@');
+    const auto port = at == std::string_view::npos ? std::nullopt : parse_port(item.substr(at + 1));
+    if (!port) {
+      throw std::runtime_error("sluice: cannot parse the listeners of '" + line + "'");
+    }
+    listener_ports_[std::string(item.substr(0, at))] = *port;
+    listeners.remove_prefix(std::min(comma + 1, listeners.size()));
+  }
   const auto threads = field_value(line, "threads");
   std::from_chars(threads.data(), threads.data() + threads.size(), threads_);  // 0 if absent
 }

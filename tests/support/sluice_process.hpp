@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -49,6 +50,11 @@ class SluiceProcess {
   SluiceProcess& operator=(const SluiceProcess&) = delete;
 
   [[nodiscard]] std::uint16_t proxy_port() const noexcept { return proxy_port_; }
+  /// The port of the listener named `name` (`listeners[].name`; the v1 `listen` is "default").
+  /// Throws std::out_of_range for a name the gateway did not report.
+  [[nodiscard]] std::uint16_t listener_port(const std::string& name) const {
+    return listener_ports_.at(name);
+  }
   [[nodiscard]] std::uint16_t admin_port() const noexcept { return admin_port_; }
   /// The `threads=N` of the ready line (0 before it).
   [[nodiscard]] unsigned threads() const noexcept { return threads_; }
@@ -78,6 +84,7 @@ class SluiceProcess {
   Options options_;
   std::unique_ptr<ChildProcess> process_;
   std::uint16_t proxy_port_ = 0;
+  std::map<std::string, std::uint16_t> listener_ports_;
   std::uint16_t admin_port_ = 0;
   unsigned threads_ = 0;
 };

@@ -14,6 +14,9 @@ namespace sluice::proxy {
 struct Peer {
   boost::asio::ip::address address;
   std::string text;
+  /// The name of the listener the connection arrived on (`listeners[].name`): the access log's
+  /// `listener`. Views the config the gateway started with (listeners need a restart).
+  std::string_view listener = "default";
 };
 
 /// Step 1, identify (docs/behaviour.md "Who is the user"): sets `ctx.user` from the

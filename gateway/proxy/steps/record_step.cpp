@@ -88,6 +88,7 @@ void record_step(RequestContext& ctx, core::TimePoint now, const Peer& peer,
   r.client_ip = ctx.log_client.empty() ? std::string_view(peer.text) : ctx.log_client;
   r.host = ctx.log_host;
   r.protocol = protocol(ctx);
+  r.listener = peer.listener;
   log->write(r);
 }
 

@@ -89,8 +89,10 @@ TEST(ConfigLoaderTest, AppliesDefaultsToMinimalDocument) {
       R"({"backends": {"users": {"endpoints": ["127.0.0.1:9001"]}}, "routes": []})");
   ASSERT_TRUE(result.ok()) << ::testing::PrintToString(problem_lines(result));
   const Config& c = *result.config;
-  EXPECT_EQ(c.listen.address, "0.0.0.0");
-  EXPECT_EQ(c.listen.port, 8080);
+  ASSERT_EQ(c.listeners.size(), 1U);
+  EXPECT_EQ(c.listeners[0].name, "default");
+  EXPECT_EQ(c.listeners[0].address, "0.0.0.0");
+  EXPECT_EQ(c.listeners[0].port, 8080);
   EXPECT_EQ(c.admin.address, "127.0.0.1");
   EXPECT_EQ(c.admin.port, 9901);
   EXPECT_EQ(c.admin.token_env, std::nullopt);

@@ -30,8 +30,38 @@ TEST(ServerSectionsTest, AcceptsIpv6ListenAddressAndEphemeralPort) {
   auto doc = valid_document();
   doc["listen"] = {{"address", "::"}, {"port", 0}};
   const auto config = parsed(doc);
-  EXPECT_EQ(config.listen.address, "::");
-  EXPECT_EQ(config.listen.port, 0);
+  ASSERT_EQ(config.listeners.size(), 1U);
+  EXPECT_EQ(config.listeners[0].name, "default");
+  EXPECT_EQ(config.listeners[0].address, "::");
+  EXPECT_EQ(config.listeners[0].port, 0);
+}
+
+TEST(ServerSectionsTest, ListenersAreNamedAndListenedOnInOrder) {
+  auto doc = valid_document();
+  doc.erase("listen");
+  doc["listeners"] = {{{"name", "public"}, {"address", "0.0.0.0"}, {"port", 8080}},
+                      {{"name", "internal-2"}, {"address", "127.0.0.1"}, {"port", 0}}};
+  const auto config = parsed(doc);
+  ASSERT_EQ(config.listeners.size(), 2U);
+  EXPECT_EQ(config.listeners[0].name, "public");
+  EXPECT_EQ(config.listeners[1].name, "internal-2");
+  EXPECT_EQ(config.listeners[1].address, "127.0.0.1");
+  EXPECT_EQ(config.listeners[1].port, 0);
+}
+
+TEST(ServerSectionsTest, ListenersNeedUniqueLabelNamesAndExcludeListen) {
+  auto doc = valid_document();
+  doc["listen"] = {{"port", 1}};
+  doc["listeners"] = {{{"name", "a"}}, {{"name", "a"}}, {{"name", "b c"}}, {{"port", 2}}, 7};
+  EXPECT_THAT(
+      problems_of(doc),
+      ElementsAre("listeners: give either listen (v1) or listeners, not both",
+                  "listeners[1].name: is used by another listener",
+                  "listeners[2].name: must be letters, digits, - and _ (it is a metric label)",
+                  "listeners[3].name: is required", "listeners[4]: must be an object"));
+  doc.erase("listen");
+  doc["listeners"] = Json::array();
+  EXPECT_THAT(problems_of(doc), ElementsAre("listeners: must name at least one listener"));
 }
 
 TEST(ServerSectionsTest, RejectsPortsOutsideTheirRange) {

@@ -36,6 +36,7 @@ AccessRecord sample() {
   r.client_ip = "192.0.2.1";
   r.host = "api.example";
   r.protocol = "HTTP/1.1";
+  r.listener = "public";
   return r;
 }
 
@@ -92,7 +93,8 @@ TEST(AccessLogTest, FormatsOneJsonObjectWithEveryField) {
   EXPECT_EQ(j["client_ip"], "192.0.2.1");
   EXPECT_EQ(j["host"], "api.example");
   EXPECT_EQ(j["protocol"], "HTTP/1.1");
-  EXPECT_EQ(j.size(), 18U);
+  EXPECT_EQ(j["listener"], "public");
+  EXPECT_EQ(j.size(), 19U);
 }
 
 TEST(AccessLogTest, AnEmptyHostAndNoUpstreamAreNull) {
