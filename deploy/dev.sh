@@ -24,8 +24,9 @@ readonly PRODUCT_PACKAGES=(
 )
 # The toolchain. Present on the machines CI uses; listed so a bare Debian 12 works too.
 readonly TOOLCHAIN_PACKAGES=(g++ cmake ninja-build clang-format)
-# The deployment artefact tests (tests/deploy): Debian's python3 with PyYAML.
-readonly TEST_TOOL_PACKAGES=(python3 python3-yaml)
+# The deployment artefact tests (tests/deploy): Debian's python3 with PyYAML; the TLS tests: the
+# openssl command line (tests/support/test_pki.hpp) and curl as a real client.
+readonly TEST_TOOL_PACKAGES=(python3 python3-yaml openssl curl)
 
 log() { printf '==> %s\n' "$*" >&2; }
 

@@ -81,6 +81,18 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
   if (store_.error) {
     add_startup_error(startup_error_, *store_.error);
   }
+  for (std::size_t i = 0; i < listeners_.size(); ++i) {
+    std::shared_ptr<const tls::ServerTls> served;
+    if (listeners_[i].tls) {
+      std::string error;
+      served = tls::ServerTls::load(*listeners_[i].tls, "listeners[" + std::to_string(i) + "].tls",
+                                    error);
+      if (!served) {
+        add_startup_error(startup_error_, error);
+      }
+    }
+    listener_tls_.push_back(std::move(served));
+  }
   boost::system::error_code ec;
   if (!admin_token_ && !net::ip::make_address(config_->admin.address, ec).is_loopback()) {
     // docs/behaviour.md "Admin API": an open admin API may only listen on loopback (checked
@@ -170,7 +182,12 @@ int Gateway::run() {
 
 bool Gateway::bind_listeners() {
   // Every worker gets its own SO_REUSEPORT socket on every listener.
-  for (const config::ListenerConfig& listener : listeners_) {
+  for (std::size_t l = 0; l < listeners_.size(); ++l) {
+    const config::ListenerConfig& listener = listeners_[l];
+    const proxy::HandshakeCounters handshakes =
+        listener.tls ? proxy::HandshakeCounters{&metrics_.tls_handshakes(listener.name, "ok"),
+                                                &metrics_.tls_handshakes(listener.name, "error")}
+                     : proxy::HandshakeCounters{};
     boost::system::error_code ec;
     const auto address = net::ip::make_address(listener.address, ec);
     tcp::endpoint endpoint(address, listener.port);
@@ -182,7 +199,7 @@ bool Gateway::bind_listeners() {
       if (i == 0) {
         endpoint.port(acceptor.local_endpoint().port());  // port 0: the others share this one
       }
-      workers_[i]->add_listener(std::move(acceptor), listener.name);
+      workers_[i]->add_listener(std::move(acceptor), listener.name, listener_tls_[l], handshakes);
     }
     if (ec) {
       log_->error("cannot listen listener={} address={} port={} error={}", listener.name,

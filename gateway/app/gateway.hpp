@@ -29,6 +29,7 @@
 #include "gateway/proxy/services.hpp"
 #include "gateway/proxy/snapshot.hpp"
 #include "gateway/proxy/worker.hpp"
+#include "gateway/tls/server_tls.hpp"
 
 namespace sluice::app {
 
@@ -74,6 +75,8 @@ class Gateway {
   /// The listeners bound at start (a reload cannot change them): their names outlive every
   /// config, so workers, sessions and log lines may view them.
   const std::vector<config::ListenerConfig> listeners_;
+  /// Per listener (same order): its certificates and policy when it speaks TLS, else null.
+  std::vector<std::shared_ptr<const tls::ServerTls>> listener_tls_;
   std::optional<std::string> admin_token_;    ///< from the env var admin.token_env names
   std::optional<std::string> startup_error_;  ///< why run() must refuse to start
   std::shared_ptr<spdlog::logger> log_;

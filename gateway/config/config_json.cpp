@@ -69,8 +69,18 @@ json overrides_json(const Config& config) {
 json listeners_json(const std::vector<ListenerConfig>& listeners) {
   json list = json::array();
   for (const auto& listener : listeners) {
-    list.push_back(
-        {{"name", listener.name}, {"address", listener.address}, {"port", listener.port}});
+    json item = {{"name", listener.name}, {"address", listener.address}, {"port", listener.port}};
+    if (listener.tls) {
+      json certificates = json::array();
+      for (const auto& cert : listener.tls->certificates) {
+        certificates.push_back(
+            {{"cert", cert.cert}, {"key", cert.key}, {"server_names", cert.server_names}});
+      }
+      item["tls"] = {{"certificates", std::move(certificates)},
+                     {"min_version", listener.tls->min_version},
+                     {"alpn", listener.tls->alpn}};
+    }
+    list.push_back(std::move(item));
   }
   return list;
 }

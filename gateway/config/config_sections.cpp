@@ -153,6 +153,71 @@ RedisConfig parse_redis(ObjectReader& reader) {
 
 }  // namespace
 
+namespace {
+
+/// The strings of array `key` (each checked by `valid`, which returns a problem or ""); absent:
+/// `fallback`.
+template <typename Valid>
+std::vector<std::string> read_strings(ObjectReader& reader, std::string_view key,
+                                      std::vector<std::string> fallback, Valid&& valid) {
+  const auto* list = reader.array(key);
+  if (list == nullptr) {
+    return fallback;
+  }
+  std::vector<std::string> out;
+  const auto list_path = reader.path_of(key);
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const auto path = element_path(list_path, i);
+    if (auto text = read_string((*list)[i], path, reader.problems())) {
+      if (const std::string problem = valid(*text); !problem.empty()) {
+        reader.problems().add(path, problem);
+      } else {
+        out.push_back(std::move(*text));
+      }
+    }
+  }
+  return out;
+}
+
+/// A listener's `tls` object (docs/tls.md): the certificates are read when the gateway starts
+/// (and by --check), not here.
+ListenerTlsConfig parse_listener_tls(ObjectReader& reader) {
+  ListenerTlsConfig tls;
+  const auto* certificates = reader.array("certificates", Presence::kRequired);
+  if (certificates != nullptr && certificates->empty()) {
+    reader.report("certificates", "must name at least one certificate");
+  }
+  if (certificates != nullptr) {
+    for_each_object(
+        reader, "certificates", *certificates, [&](ObjectReader& cert_reader, const std::string&) {
+          TlsCertificateConfig cert;
+          cert.cert = cert_reader.string("cert", Presence::kRequired).value_or("");
+          cert.key = cert_reader.string("key", Presence::kRequired).value_or("");
+          cert.server_names =
+              read_strings(cert_reader, "server_names", {}, [](const std::string& name) {
+                const bool ok = !name.empty() && name.find(' ') == std::string::npos;
+                return ok ? std::string() : std::string("must be a host name");
+              });
+          tls.certificates.push_back(std::move(cert));
+        });
+  }
+  if (auto version = reader.string("min_version")) {
+    if (*version != "1.2" && *version != "1.3") {
+      reader.report("min_version", R"(must be "1.2" or "1.3" (older versions are refused))");
+    } else {
+      tls.min_version = std::move(*version);
+    }
+  }
+  tls.alpn = read_strings(reader, "alpn", tls.alpn, [](const std::string& protocol) {
+    return protocol == "http/1.1" || protocol == "h2"
+               ? std::string()
+               : std::string(R"(must be "http/1.1" or "h2")");
+  });
+  return tls;
+}
+
+}  // namespace
+
 std::vector<ListenerConfig> parse_listeners(ObjectReader& root) {
   const auto read_address = [](ObjectReader& reader, ListenerConfig& listener) {
     listener.address = read_ip_literal(reader, "address").value_or(listener.address);
@@ -189,6 +254,7 @@ std::vector<ListenerConfig> parse_listeners(ObjectReader& root) {
       listener.name = std::move(*name);
     }
     read_address(reader, listener);
+    reader.nested("tls", [&](ObjectReader& tls) { listener.tls = parse_listener_tls(tls); });
     listeners.push_back(std::move(listener));
   });
   return listeners.empty() ? std::vector<ListenerConfig>{ListenerConfig{}} : listeners;

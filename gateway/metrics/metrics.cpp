@@ -93,6 +93,8 @@ Metrics::Metrics(std::string_view version) : registry_(std::make_shared<promethe
                              "Limit store operations, by store and result.", r);
   store_fallback_ = &build(BuildGauge(), "sluice_store_fallback_active",
                            "1 while the limit store's on_error fallback is in force.", r);
+  tls_handshakes_ = &build(BuildCounter(), "sluice_tls_handshakes_total",
+                           "TLS handshakes on the data path, by listener and result.", r);
   reloads_ =
       &build(BuildCounter(), "sluice_config_reloads_total", "Configuration reloads, by result.", r);
   admin_changes_ = &build(BuildCounter(), "sluice_admin_changes_total",
@@ -208,6 +210,11 @@ prometheus::Counter& Metrics::store_operation(std::string_view store, std::strin
 
 prometheus::Gauge& Metrics::store_fallback(std::string_view store) {
   return store_fallback_->Add({{"store", std::string(store)}});
+}
+
+prometheus::Counter& Metrics::tls_handshakes(std::string_view listener, std::string_view result) {
+  return tls_handshakes_->Add(
+      {{"listener", std::string(listener)}, {"result", std::string(result)}});
 }
 
 void Metrics::count_reload(bool ok) {

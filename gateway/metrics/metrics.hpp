@@ -114,6 +114,8 @@ class Metrics {
   /// `sluice_store_operations_total{store, result}` for result ok, error, timeout.
   prometheus::Counter& store_operation(std::string_view store, std::string_view result);
   prometheus::Gauge& store_fallback(std::string_view store);
+  /// `sluice_tls_handshakes_total{listener, result}` for result ok, error.
+  prometheus::Counter& tls_handshakes(std::string_view listener, std::string_view result);
   prometheus::Gauge& downstream_connections() { return downstream_->Add({}); }
   void count_reload(bool ok);
   /// `sluice_access_log_dropped_total`: lines the access log lost to a full queue.
@@ -142,6 +144,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* upstream_connections_;
   prometheus::Family<prometheus::Counter>* store_operations_;
   prometheus::Family<prometheus::Gauge>* store_fallback_;
+  prometheus::Family<prometheus::Counter>* tls_handshakes_;
   prometheus::Family<prometheus::Counter>* reloads_;
   prometheus::Family<prometheus::Counter>* admin_changes_;
   prometheus::Counter* access_log_dropped_;

@@ -24,6 +24,7 @@ void compose_request(Exchange<Down, Up>& x) {
   rw.replace_host = ctx.rewrite_host;
   rw.host = ctx.authority;
   rw.client_address = x.down.peer.text;
+  rw.proto = x.down.peer.tls ? "https" : "http";
   rw.peer_trusted = is_trusted(x.down.peer.address, ctx.snapshot->config().http.trusted_proxies);
   rw.request_id = ctx.request_id.generated() ? ctx.request_id.view() : std::string_view{};
   ctx.up_out.clear();

@@ -67,9 +67,12 @@ inline const config::HttpConfig& idle_buffer(beast::flat_buffer& buffer, const S
 /// head, a store that must be awaited or a gateway answer add a frame of their own. The
 /// coroutine owns the stream and `slot`, runs on the worker's thread and never throws. A
 /// template over the client's and the upstream's stream types (docs/architecture.md, "Streams").
+///
+/// `accepted` is when the connection was accepted (the first head's header_timeout_ms counts
+/// from it; a TLS handshake before the session spends from the same budget); unset: now.
 template <typename Down, typename Up>
 Task<void> run_session(Down stream, Peer peer, SessionEnv& env, UpstreamContext<Up>& up,
-                       ConnectionSlot slot) {
+                       ConnectionSlot slot, std::optional<core::TimePoint> accepted_at = {}) {
   const core::Clock& clock = env.services.clock;
   beast::flat_buffer buffer;
   Deadline read_deadline(env.sweep, &detail::cancel_stream<Down>, &stream);
@@ -78,7 +81,7 @@ Task<void> run_session(Down stream, Peer peer, SessionEnv& env, UpstreamContext<
                      &stream);
   const Downstream<Down> down{stream, buffer, read_deadline, write_deadline, peer};
   detail::Served served{true, false};
-  const core::TimePoint accepted = clock.now();  // the first head's time counts from here
+  const core::TimePoint accepted = accepted_at.value_or(clock.now());  // the first head's clock
   for (bool first = true; served.keep_open; first = false) {
     if (buffer.size() == 0) {  // wait for the next request (idle: a drain may close it)
       if (!first && env.services.draining.load(std::memory_order_relaxed)) {

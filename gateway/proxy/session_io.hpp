@@ -90,18 +90,29 @@ Task<std::size_t> wait_for_head(RequestContext& ctx, Downstream<Stream> down, co
 template <typename Stream>
 Task<void> close_gracefully(Stream& stream, beast::flat_buffer& buffer, Deadline& deadline,
                             const core::Clock& clock, bool linger) {
-  StreamOps<Stream>::shutdown_send(stream);
-  if (linger && StreamOps<Stream>::is_open(stream)) {
-    deadline.arm(clock.now() + kLingerTime);
-    for (std::size_t total = 0; total < kLingerBytes;) {
-      buffer.consume(buffer.size());
-      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kHeadRead), kAsTuple);
-      if (ec) {
-        break;
-      }
-      total += n;
+  if constexpr (requires { requires StreamOps<Stream>::kSendsCloseNotify; }) {
+    // TLS: close_notify, then wait (as long as a linger) for the client's or its close.
+    (void)buffer;
+    (void)linger;
+    if (StreamOps<Stream>::is_open(stream)) {
+      deadline.arm(clock.now() + kLingerTime);
+      co_await stream.async_shutdown(kAsTuple);
+      deadline.disarm();
     }
-    deadline.disarm();
+  } else {
+    StreamOps<Stream>::shutdown_send(stream);
+    if (linger && StreamOps<Stream>::is_open(stream)) {
+      deadline.arm(clock.now() + kLingerTime);
+      for (std::size_t total = 0; total < kLingerBytes;) {
+        buffer.consume(buffer.size());
+        auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kHeadRead), kAsTuple);
+        if (ec) {
+          break;
+        }
+        total += n;
+      }
+      deadline.disarm();
+    }
   }
   StreamOps<Stream>::close(stream);
 }

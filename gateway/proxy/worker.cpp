@@ -56,9 +56,10 @@ Worker::~Worker() {
   }
 }
 
-void Worker::add_listener(Acceptor acceptor, std::string_view name) {
-  listening_.push_back(std::make_unique<Listening>(
-      Listening{std::move(acceptor), name, Timer(ioc_.get_executor())}));
+void Worker::add_listener(Acceptor acceptor, std::string_view name,
+                          std::shared_ptr<const tls::ServerTls> tls, HandshakeCounters handshakes) {
+  listening_.push_back(std::make_unique<Listening>(Listening{
+      std::move(acceptor), name, Timer(ioc_.get_executor()), std::move(tls), handshakes}));
 }
 
 void Worker::start() {
@@ -104,9 +105,16 @@ Task<void> Worker::accept_loop(Listening& listening) {
     StreamOps<Socket>::prepare(socket);
     slot.accepted();
     Peer peer{remote.address(), forwarded_address(remote.address()), listening.name};
-    net::co_spawn(ioc_,
-                  run_session(std::move(socket), std::move(peer), env_, upstream_, std::move(slot)),
-                  log_escape(services_.log, "session"));
+    if (listening.tls) {
+      net::co_spawn(ioc_,
+                    run_tls_session(std::move(socket), std::move(peer), listening.tls,
+                                    listening.handshakes, env_, upstream_, std::move(slot)),
+                    log_escape(services_.log, "session"));
+    } else {
+      net::co_spawn(
+          ioc_, run_session(std::move(socket), std::move(peer), env_, upstream_, std::move(slot)),
+          log_escape(services_.log, "session"));
+    }
   }
 }
 

@@ -19,6 +19,7 @@
 #include "gateway/proxy/services.hpp"
 #include "gateway/proxy/session_list.hpp"
 #include "gateway/proxy/tcp_connector.hpp"
+#include "gateway/proxy/tls_session.hpp"
 #include "gateway/proxy/upstream_pool.hpp"
 
 namespace sluice::proxy {
@@ -41,8 +42,11 @@ class Worker {
   void attach_store() { env_.store_slot = services_.store.attach(ioc_); }
 
   /// Adds a listener: `acceptor` is already bound and listening; `name` (the listener's, for
-  /// logs) must outlive the worker. Before start().
-  void add_listener(Acceptor acceptor, std::string_view name);
+  /// logs) must outlive the worker. `tls` set: its connections speak TLS (with `handshakes`
+  /// counting their handshakes). Before start().
+  void add_listener(Acceptor acceptor, std::string_view name,
+                    std::shared_ptr<const tls::ServerTls> tls = nullptr,
+                    HandshakeCounters handshakes = {});
   /// Starts accepting on every listener, and the worker's ticks.
   void start();
   void stop_accepting();
@@ -62,6 +66,8 @@ class Worker {
     Acceptor acceptor;
     std::string_view name;
     Timer wake;
+    std::shared_ptr<const tls::ServerTls> tls;  ///< null: plain HTTP
+    HandshakeCounters handshakes;
   };
   Task<void> accept_loop(Listening& listening);
   /// Ends every accept loop's wait (a connection slot was freed, or accepting stops).

@@ -17,6 +17,7 @@ struct Peer {
   /// The name of the listener the connection arrived on (`listeners[].name`): the access log's
   /// `listener`. Views the config the gateway started with (listeners need a restart).
   std::string_view listener = "default";
+  bool tls = false;  ///< it arrived over TLS: the upstream gets `X-Forwarded-Proto: https`
 };
 
 /// Step 1, identify (docs/behaviour.md "Who is the user"): sets `ctx.user` from the

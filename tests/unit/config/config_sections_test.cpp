@@ -49,6 +49,37 @@ TEST(ServerSectionsTest, ListenersAreNamedAndListenedOnInOrder) {
   EXPECT_EQ(config.listeners[1].port, 0);
 }
 
+TEST(ServerSectionsTest, ATlsListenerNamesItsCertificatesAndPolicy) {
+  auto doc = valid_document();
+  doc.erase("listen");
+  doc["listeners"] = {{{"name", "https"},
+                       {"port", 8443},
+                       {"tls",
+                        {{"certificates",
+                          {{{"cert", "/etc/sluice/a.pem"}, {"key", "/etc/sluice/a.key"}},
+                           {{"cert", "/etc/sluice/b.pem"},
+                            {"key", "/etc/sluice/b.key"},
+                            {"server_names", {"*.example.com"}}}}},
+                         {"min_version", "1.3"},
+                         {"alpn", {"h2", "http/1.1"}}}}}};
+  const auto config = parsed(doc);
+  ASSERT_TRUE(config.listeners[0].tls);
+  const auto& tls = *config.listeners[0].tls;
+  ASSERT_EQ(tls.certificates.size(), 2U);
+  EXPECT_EQ(tls.certificates[1].server_names, std::vector<std::string>{"*.example.com"});
+  EXPECT_EQ(tls.min_version, "1.3");
+  EXPECT_EQ(tls.alpn, (std::vector<std::string>{"h2", "http/1.1"}));
+  doc["listeners"][0]["tls"] = {
+      {"certificates", Json::array()}, {"min_version", "1.1"}, {"alpn", {"spdy/3"}}};
+  EXPECT_THAT(problems_of(doc),
+              ElementsAre("listeners[0].tls.certificates: must name at least one certificate",
+                          "listeners[0].tls.min_version: must be \"1.2\" or \"1.3\" (older "
+                          "versions are refused)",
+                          "listeners[0].tls.alpn[0]: must be \"http/1.1\" or \"h2\""));
+  doc["listeners"][0]["tls"] = {{"certificates", {{{"cert", "/a.pem"}}}}};
+  EXPECT_THAT(problems_of(doc), ElementsAre("listeners[0].tls.certificates[0].key: is required"));
+}
+
 TEST(ServerSectionsTest, ListenersNeedUniqueLabelNamesAndExcludeListen) {
   auto doc = valid_document();
   doc["listen"] = {{"port", 1}};

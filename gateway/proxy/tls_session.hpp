@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <memory>
+
+#include "gateway/metrics/metrics.hpp"
+#include "gateway/proxy/server_session.hpp"
+#include "gateway/proxy/tls_stream.hpp"
+#include "gateway/tls/server_tls.hpp"
+
+namespace sluice::proxy {
+
+/// The TLS handshake's outcome counters of one listener (`sluice_tls_handshakes_total`).
+struct HandshakeCounters {
+  prometheus::Counter* ok = nullptr;
+  prometheus::Counter* error = nullptr;
+};
+
+/// Serves one client connection of a TLS listener (docs/tls.md): the handshake first, within
+/// `http.header_timeout_ms` of the accept (the first request head then has what is left of
+/// it), closing without a word on failure, garbage or a stall; then run_session() over the TLS
+/// stream. A connection still in its handshake counts as idle for a drain. Owns the socket and
+/// `slot`; runs on the worker's thread; never throws.
+template <typename Up>
+Task<void> run_tls_session(Socket socket, Peer peer, std::shared_ptr<const tls::ServerTls> served,
+                           HandshakeCounters counters, SessionEnv& env, UpstreamContext<Up>& up,
+                           ConnectionSlot slot) {
+  const core::Clock& clock = env.services.clock;
+  const core::TimePoint accepted = clock.now();
+  TlsStream stream(std::move(socket), served->initial_context());
+  boost::system::error_code ec;
+  {
+    Deadline deadline(env.sweep, &detail::cancel_stream<TlsStream>, &stream);
+    SessionEntry entry(env.sessions, &detail::cancel_stream<TlsStream>,
+                       &detail::close_stream<TlsStream>, &stream);
+    entry.idle = true;  // nothing was asked yet: a drain may close it
+    deadline.arm(accepted + env.view.current()->snapshot->config().http.header_timeout);
+    std::tie(ec) = co_await stream.async_handshake(net::ssl::stream_base::server, pooled(env.ops));
+    deadline.disarm();
+  }
+  if (ec) {
+    counters.error->Increment();
+    StreamOps<TlsStream>::close(stream);
+    co_return;
+  }
+  counters.ok->Increment();
+  peer.tls = true;
+  co_await run_session<TlsStream, Up>(std::move(stream), std::move(peer), env, up, std::move(slot),
+                                      accepted);
+}
+
+}  // namespace sluice::proxy

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tests/support/temp_dir.hpp"
+
+namespace sluice::testing {
+
+/// Certificates for the TLS tests, made with the `openssl` command line in a temporary
+/// directory (removed with the object): one CA, and the certificates it signs. Every method
+/// throws std::runtime_error with openssl's output when a command fails.
+///
+/// Thread-safety: none; one test uses one. Lifetime: the files live as long as the object.
+class TestPki {
+ public:
+  enum class Key { kEcdsaP256, kRsa2048 };
+
+  /// A certificate and its key, as PEM files.
+  struct Issued {
+    std::string cert;
+    std::string key;
+  };
+
+  TestPki();  ///< makes the CA (ECDSA P-256)
+
+  /// The CA's certificate (PEM), for clients that verify.
+  [[nodiscard]] std::string ca_cert() const;
+
+  /// A certificate for `common_name` with `dns_names` in its subjectAltName, valid from a day
+  /// ago for 30 days, signed by the CA. `file` names its files (FILE.pem, FILE.key).
+  Issued issue(const std::string& file, const std::string& common_name,
+               const std::vector<std::string>& dns_names, Key key = Key::kEcdsaP256);
+  /// The same, but it expired on 2020-01-02.
+  Issued issue_expired(const std::string& file, const std::string& common_name,
+                       const std::vector<std::string>& dns_names);
+
+  [[nodiscard]] const TempDir& dir() const noexcept { return dir_; }
+
+ private:
+  /// Makes FILE.key and a request FILE.csr for `common_name`, and the extension file FILE.ext.
+  void request(const std::string& file, const std::string& common_name,
+               const std::vector<std::string>& dns_names, Key key);
+  TempDir dir_{"sluice-pki"};
+};
+
+}  // namespace sluice::testing
