@@ -1,15 +1,58 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/app/check_command.hpp"
 
+#include <chrono>
 #include <ostream>
+#include <string>
 
 #include "gateway/config/config_loader.hpp"
+#include "gateway/tls/server_tls.hpp"
 
 namespace sluice::app {
+
+namespace {
+
+constexpr auto kExpiryWarning = std::chrono::hours(24 * 14);
+
+/// Loads every TLS listener's certificates as the gateway would at start (docs/tls.md): an
+/// error per listener that cannot serve, a warning per certificate that expires within 14 days.
+/// Returns whether every listener can serve.
+bool check_certificates(const config::Config& config, std::ostream& err) {
+  bool ok = true;
+  const auto now = std::chrono::system_clock::now();
+  for (std::size_t i = 0; i < config.listeners.size(); ++i) {
+    if (!config.listeners[i].tls) {
+      continue;
+    }
+    const std::string path = "listeners[" + std::to_string(i) + "].tls";
+    std::string error;
+    const auto served = tls::ServerTls::load(*config.listeners[i].tls, path, error);
+    if (!served) {
+      err << error << '\n';
+      ok = false;
+      continue;
+    }
+    for (std::size_t c = 0; c < served->certificates().size(); ++c) {
+      const auto left = served->certificates()[c].not_after - now;
+      if (left < kExpiryWarning) {
+        const auto days = std::chrono::duration_cast<std::chrono::hours>(left).count() / 24;
+        err << "warning: " << path << ".certificates[" << c
+            << "].cert: " << config.listeners[i].tls->certificates[c].cert << " expires in " << days
+            << " days\n";
+      }
+    }
+  }
+  return ok;
+}
+
+}  // namespace
 
 int run_check(const CommandLine& command_line, std::ostream& out, std::ostream& err) {
   const config::LoadResult result = config::load_config_file(command_line.config_path);
   if (result.ok()) {
+    if (!check_certificates(*result.config, err)) {
+      return 1;
+    }
     out << "config ok\n";
     return 0;
   }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "tests/support/child_process.hpp"
+#include "tests/support/test_pki.hpp"
 
 namespace sluice {
 namespace {
@@ -82,6 +83,52 @@ TEST_F(CheckCommandTest, PrintsTheVersion) {
   const auto r = run_process({kBinary, "--version"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out.rfind("sluice ", 0), 0U);
+}
+
+/// A config with one TLS listener serving `cert` and `key`.
+std::string tls_config(const std::string& cert, const std::string& key) {
+  return R"({"listeners": [{"name": "https", "port": 8443, "tls": {"certificates": [{"cert": ")" +
+         cert + R"(", "key": ")" + key +
+         R"("}]}}], "backends": {"b": {"endpoints": ["127.0.0.1:1"]}}, "routes": []})";
+}
+
+TEST_F(CheckCommandTest, LoadsEveryCertificateAndKey) {
+  testing::TestPki pki;
+  const auto good = pki.issue("good", "good", {"good.test"});
+  const auto other = pki.issue("other", "other", {"other.test"});
+  const auto soon = pki.issue("soon", "soon", {"soon.test"}, testing::TestPki::Key::kEcdsaP256, 5);
+  const auto expired = pki.issue_expired("expired", "expired", {"expired.test"});
+
+  auto r = run_process(
+      {kBinary, "--check", "--config", write("good.json", tls_config(good.cert, good.key))});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "config ok\n");
+
+  r = run_process(
+      {kBinary, "--check", "--config", write("soon.json", tls_config(soon.cert, soon.key))});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: listeners[0].tls.certificates[0].cert: " + soon.cert +
+                       " expires in 4 days"),
+            std::string::npos)
+      << r.err;
+
+  r = run_process(
+      {kBinary, "--check", "--config", write("mismatch.json", tls_config(good.cert, other.key))});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "listeners[0].tls.certificates[0].key: " + other.key + " is not the key of " +
+                       good.cert + "\n");
+
+  r = run_process({kBinary, "--check", "--config",
+                   write("expired.json", tls_config(expired.cert, expired.key))});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "listeners[0].tls.certificates[0].cert: " + expired.cert + " has expired\n");
+
+  r = run_process({kBinary, "--check", "--config",
+                   write("missing.json", tls_config("/nonexistent.pem", good.key))});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(
+      r.err.starts_with("listeners[0].tls.certificates[0].cert: cannot load /nonexistent.pem"))
+      << r.err;
 }
 
 // Serving is the proxy integration tests' job (tests/integration/proxy): here, only that a

@@ -82,11 +82,11 @@ void TestPki::request(const std::string& file, const std::string& common_name,
 }
 
 TestPki::Issued TestPki::issue(const std::string& file, const std::string& common_name,
-                               const std::vector<std::string>& dns_names, Key key) {
+                               const std::vector<std::string>& dns_names, Key key, int days) {
   request(file, common_name, dns_names, key);
   const std::string cert = (dir_ / (file + ".pem")).string();
   openssl({"x509", "-req", "-in", (dir_ / (file + ".csr")).string(), "-CA", ca_cert(), "-CAkey",
-           (dir_ / "ca.key").string(), "-CAcreateserial", "-days", "30", "-extfile",
+           (dir_ / "ca.key").string(), "-CAcreateserial", "-days", std::to_string(days), "-extfile",
            (dir_ / (file + ".ext")).string(), "-out", cert});
   return {cert, (dir_ / (file + ".key")).string()};
 }

@@ -28,10 +28,10 @@ class TestPki {
   /// The CA's certificate (PEM), for clients that verify.
   [[nodiscard]] std::string ca_cert() const;
 
-  /// A certificate for `common_name` with `dns_names` in its subjectAltName, valid from a day
-  /// ago for 30 days, signed by the CA. `file` names its files (FILE.pem, FILE.key).
+  /// A certificate for `common_name` with `dns_names` in its subjectAltName, valid from now for
+  /// `days` days, signed by the CA. `file` names its files (FILE.pem, FILE.key).
   Issued issue(const std::string& file, const std::string& common_name,
-               const std::vector<std::string>& dns_names, Key key = Key::kEcdsaP256);
+               const std::vector<std::string>& dns_names, Key key = Key::kEcdsaP256, int days = 30);
   /// The same, but it expired on 2020-01-02.
   Issued issue_expired(const std::string& file, const std::string& common_name,
                        const std::vector<std::string>& dns_names);
