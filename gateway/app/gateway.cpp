@@ -181,25 +181,20 @@ int Gateway::run() {
 }
 
 bool Gateway::bind_listeners() {
-  // Every worker gets its own SO_REUSEPORT socket on every listener.
+  // Every worker gets its own SO_REUSEPORT socket on every listener: all are bound first, so a
+  // redirecting listener knows the port of the first TLS one (port 0 is only known then).
+  std::vector<std::vector<proxy::Acceptor>> bound(listeners_.size());
+  std::optional<std::uint16_t> https_port;
   for (std::size_t l = 0; l < listeners_.size(); ++l) {
     const config::ListenerConfig& listener = listeners_[l];
-    const proxy::HandshakeCounters handshakes =
-        listener.tls ? proxy::HandshakeCounters{&metrics_.tls_handshakes(listener.name, "ok"),
-                                                &metrics_.tls_handshakes(listener.name, "error")}
-                     : proxy::HandshakeCounters{};
     boost::system::error_code ec;
     const auto address = net::ip::make_address(listener.address, ec);
     tcp::endpoint endpoint(address, listener.port);
     for (std::size_t i = 0; i < workers_.size() && !ec; ++i) {
-      auto acceptor = make_acceptor(workers_[i]->context(), endpoint, true, ec);
-      if (ec) {
-        break;
+      bound[l].push_back(make_acceptor(workers_[i]->context(), endpoint, true, ec));
+      if (!ec && i == 0) {
+        endpoint.port(bound[l][0].local_endpoint().port());  // port 0: the others share it
       }
-      if (i == 0) {
-        endpoint.port(acceptor.local_endpoint().port());  // port 0: the others share this one
-      }
-      workers_[i]->add_listener(std::move(acceptor), listener.name, listener_tls_[l], handshakes);
     }
     if (ec) {
       log_->error("cannot listen listener={} address={} port={} error={}", listener.name,
@@ -207,6 +202,23 @@ bool Gateway::bind_listeners() {
       return false;
     }
     listener_endpoints_.push_back(endpoint);
+    if (listener.tls && !https_port) {
+      https_port = endpoint.port();
+    }
+  }
+  for (std::size_t l = 0; l < listeners_.size(); ++l) {
+    const config::ListenerConfig& listener = listeners_[l];
+    proxy::Worker::ListenerSetup setup{listener.name, listener_tls_[l], {}, std::nullopt};
+    if (listener.tls) {
+      setup.handshakes = {&metrics_.tls_handshakes(listener.name, "ok"),
+                          &metrics_.tls_handshakes(listener.name, "error")};
+    }
+    if (listener.redirect_to_https) {
+      setup.redirect_to_port = https_port;
+    }
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      workers_[i]->add_listener(std::move(bound[l][i]), setup);
+    }
   }
   for (auto& worker : workers_) {
     worker->start();

@@ -56,6 +56,7 @@ struct ListenerConfig {
   std::string address = "0.0.0.0";       // an IPv4 or IPv6 literal
   std::uint16_t port = 8080;             // 0 = ephemeral (tests)
   std::optional<ListenerTlsConfig> tls;  // set: the listener speaks HTTPS
+  bool redirect_to_https = false;        // plain only: every request 308 to the first TLS one
 
   bool operator==(const ListenerConfig&) const = default;
 };

@@ -69,7 +69,10 @@ json overrides_json(const Config& config) {
 json listeners_json(const std::vector<ListenerConfig>& listeners) {
   json list = json::array();
   for (const auto& listener : listeners) {
-    json item = {{"name", listener.name}, {"address", listener.address}, {"port", listener.port}};
+    json item = {{"name", listener.name},
+                 {"address", listener.address},
+                 {"port", listener.port},
+                 {"redirect_to_https", listener.redirect_to_https}};
     if (listener.tls) {
       json certificates = json::array();
       for (const auto& cert : listener.tls->certificates) {

@@ -255,8 +255,20 @@ std::vector<ListenerConfig> parse_listeners(ObjectReader& root) {
     }
     read_address(reader, listener);
     reader.nested("tls", [&](ObjectReader& tls) { listener.tls = parse_listener_tls(tls); });
+    listener.redirect_to_https = reader.boolean("redirect_to_https").value_or(false);
+    if (listener.redirect_to_https && reader.has("tls")) {
+      reader.report("redirect_to_https", "is for a plain listener (this one has tls)");
+    }
     listeners.push_back(std::move(listener));
   });
+  const bool any_tls = std::any_of(listeners.begin(), listeners.end(),
+                                   [](const ListenerConfig& l) { return l.tls.has_value(); });
+  for (std::size_t i = 0; i < listeners.size(); ++i) {
+    if (listeners[i].redirect_to_https && !any_tls) {
+      root.problems().add(element_path(root.path_of("listeners"), i) + ".redirect_to_https",
+                          "needs a listener with tls to redirect to");
+    }
+  }
   return listeners.empty() ? std::vector<ListenerConfig>{ListenerConfig{}} : listeners;
 }
 

@@ -11,7 +11,7 @@ namespace {
 using boost::beast::http::status;
 
 // Indexed by GatewayError.
-constexpr std::array<ErrorInfo, 13> kErrors{{
+constexpr std::array<ErrorInfo, 14> kErrors{{
     {status::too_many_requests, "rate_limited"},
     {status::service_unavailable, "backend_unavailable"},
     {status::not_found, "no_route"},
@@ -25,6 +25,7 @@ constexpr std::array<ErrorInfo, 13> kErrors{{
     {status::request_timeout, "header_timeout"},
     {status::service_unavailable, "limit_store_unavailable"},
     {status::not_implemented, "not_implemented"},
+    {status::permanent_redirect, "redirect_to_https"},
 }};
 
 }  // namespace

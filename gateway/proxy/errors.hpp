@@ -25,6 +25,7 @@ enum class GatewayError {
   kHeaderTimeout,
   kLimitStoreUnavailable,  ///< the shared limit store failed and on_error is "deny"
   kNotImplemented,         ///< CONNECT: sluice opens no tunnels by method
+  kRedirectToHttps,        ///< a plain listener with redirect_to_https: 308 with Location
 };
 
 struct ErrorInfo {

@@ -24,6 +24,11 @@ void compose_reply(RequestContext& ctx, unsigned version, bool head_request) {
     out.add(ctx.allow);
     out.add_copy("\r\n");
   }
+  if (!ctx.location.empty()) {
+    out.add_copy("Location: ");
+    out.add(ctx.location);
+    out.add_copy("\r\n");
+  }
   if (ctx.retry_after_s > 0) {
     out.add_copy("Retry-After: ");
     out.add_decimal(ctx.retry_after_s);

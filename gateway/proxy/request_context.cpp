@@ -69,6 +69,7 @@ void RequestContext::reset(core::TimePoint now, const Snapshot& snap) {
   error.reset();
   allow = {};
   allow_scratch.clear();
+  trim_capacity(location);
   retry_after_s = 0;
   trim_capacity(body_scratch);
   reply_body = {};

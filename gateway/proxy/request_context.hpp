@@ -108,6 +108,7 @@ struct RequestContext {
   std::optional<GatewayError> error;  ///< the gateway answered itself
   std::string_view allow;             ///< 405: the methods the path accepts
   std::string allow_scratch;
+  std::string location;  ///< 308: where the client is sent (`Location`), else empty
   unsigned retry_after_s = 0;
   std::string body_scratch;  ///< a reply body other than {"error": reason}
   std::string_view reply_body;

@@ -158,6 +158,36 @@ std::optional<GatewayError> route_request(RequestContext& ctx) {
   return std::nullopt;
 }
 
+GatewayError redirect_to_https(RequestContext& ctx, std::uint16_t port) {
+  const http1::RequestHead& head = ctx.head();
+  const auto target = http1::parse_request_target(head.target);
+  if (!target || target->form == http1::TargetForm::kAsterisk) {
+    return GatewayError::kBadRequest;  // (CONNECT's authority-form too: nothing to redirect to)
+  }
+  if (auto refused = settle_authority(ctx, *target)) {
+    return *refused;
+  }
+  if (ctx.authority.empty()) {
+    return GatewayError::kBadRequest;  // an HTTP/1.0 request without Host: no host to name
+  }
+  // The host without its port: `[v6]:port` keeps its brackets.
+  std::string_view host = ctx.authority;
+  const auto colon = host.rfind(':');
+  if (colon != std::string_view::npos && host.find(']', colon) == std::string_view::npos) {
+    host = host.substr(0, colon);
+  }
+  ctx.location.assign("https://").append(host);
+  if (port != 443) {
+    ctx.location.append(":").append(std::to_string(port));
+  }
+  if (target->form == http1::TargetForm::kOrigin) {
+    ctx.location.append(head.target);
+  } else {
+    ctx.location.append(target->path.empty() ? "/" : target->path).append(target->query);
+  }
+  return GatewayError::kRedirectToHttps;
+}
+
 std::optional<GatewayError> accept_head(RequestContext& ctx, const SessionEnv& env,
                                         const Peer& peer) {
   const http1::RequestHead& head = ctx.head();
@@ -172,7 +202,8 @@ std::optional<GatewayError> accept_head(RequestContext& ctx, const SessionEnv& e
   if (env.access_log != nullptr) {
     keep_for_log(ctx, peer);
   }
-  const auto refused = route_request(ctx);
+  const std::optional<GatewayError> refused =
+      peer.redirect_to_port ? redirect_to_https(ctx, *peer.redirect_to_port) : route_request(ctx);
   if (env.access_log != nullptr && !ctx.path.empty()) {
     ctx.log_path.assign(ctx.path);       // the log shows the path and host that were judged and
     ctx.log_host.assign(ctx.authority);  // forwarded

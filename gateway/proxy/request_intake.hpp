@@ -40,6 +40,11 @@ inline std::string_view buffered(const boost::beast::flat_buffer& buffer) {
 /// the upstream will get (origin-form, or `*` for a routed `OPTIONS *`). CONNECT is 501.
 [[nodiscard]] std::optional<GatewayError> route_request(RequestContext& ctx);
 
+/// A plain listener's `redirect_to_https` (docs/tls.md): a valid head is answered 308 with
+/// `Location: https://HOST[:PORT]TARGET` (PORT omitted when 443; an absolute-form target by its
+/// authority, path and query). Returns the answer: kRedirectToHttps, or 400 for a broken head.
+[[nodiscard]] GatewayError redirect_to_https(RequestContext& ctx, std::uint16_t port);
+
 /// After the head is parsed: the request id, the log's copies, framing checks and routing.
 /// Returns the answer when the request goes no further.
 [[nodiscard]] std::optional<GatewayError> accept_head(RequestContext& ctx, const SessionEnv& env,

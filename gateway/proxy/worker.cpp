@@ -56,10 +56,9 @@ Worker::~Worker() {
   }
 }
 
-void Worker::add_listener(Acceptor acceptor, std::string_view name,
-                          std::shared_ptr<const tls::ServerTls> tls, HandshakeCounters handshakes) {
-  listening_.push_back(std::make_unique<Listening>(Listening{
-      std::move(acceptor), name, Timer(ioc_.get_executor()), std::move(tls), handshakes}));
+void Worker::add_listener(Acceptor acceptor, ListenerSetup setup) {
+  listening_.push_back(std::make_unique<Listening>(
+      Listening{std::move(acceptor), std::move(setup), Timer(ioc_.get_executor())}));
 }
 
 void Worker::start() {
@@ -91,8 +90,8 @@ Task<void> Worker::accept_loop(Listening& listening) {
       if (ec == net::error::operation_aborted || !acceptor.is_open()) {
         co_return;
       }
-      services_.log->warn("accept failed worker={} listener={} error={}", index_, listening.name,
-                          ec.message());
+      services_.log->warn("accept failed worker={} listener={} error={}", index_,
+                          listening.setup.name, ec.message());
       wake.expires_after(100ms);  // e.g. out of file descriptors: do not spin
       co_await wake.async_wait(kAsTuple);
       continue;
@@ -104,11 +103,13 @@ Task<void> Worker::accept_loop(Listening& listening) {
     }
     StreamOps<Socket>::prepare(socket);
     slot.accepted();
-    Peer peer{remote.address(), forwarded_address(remote.address()), listening.name};
-    if (listening.tls) {
+    const ListenerSetup& setup = listening.setup;
+    Peer peer{remote.address(), forwarded_address(remote.address()), setup.name, false,
+              setup.redirect_to_port};
+    if (setup.tls) {
       net::co_spawn(ioc_,
-                    run_tls_session(std::move(socket), std::move(peer), listening.tls,
-                                    listening.handshakes, env_, upstream_, std::move(slot)),
+                    run_tls_session(std::move(socket), std::move(peer), setup.tls, setup.handshakes,
+                                    env_, upstream_, std::move(slot)),
                     log_escape(services_.log, "session"));
     } else {
       net::co_spawn(

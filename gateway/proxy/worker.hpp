@@ -41,12 +41,15 @@ class Worker {
   /// Takes this thread's slot in the limit store (before the threads run).
   void attach_store() { env_.store_slot = services_.store.attach(ioc_); }
 
-  /// Adds a listener: `acceptor` is already bound and listening; `name` (the listener's, for
-  /// logs) must outlive the worker. `tls` set: its connections speak TLS (with `handshakes`
-  /// counting their handshakes). Before start().
-  void add_listener(Acceptor acceptor, std::string_view name,
-                    std::shared_ptr<const tls::ServerTls> tls = nullptr,
-                    HandshakeCounters handshakes = {});
+  /// How a worker serves one listener.
+  struct ListenerSetup {
+    std::string_view name;  ///< the listener's, for logs; must outlive the worker
+    std::shared_ptr<const tls::ServerTls> tls = nullptr;  ///< set: its connections speak TLS
+    HandshakeCounters handshakes = {};                    ///< with tls: counts the handshakes
+    std::optional<std::uint16_t> redirect_to_port = std::nullopt;  ///< set: every request 308
+  };
+  /// Adds a listener: `acceptor` is already bound and listening. Before start().
+  void add_listener(Acceptor acceptor, ListenerSetup setup);
   /// Starts accepting on every listener, and the worker's ticks.
   void start();
   void stop_accepting();
@@ -64,10 +67,8 @@ class Worker {
   /// cancel the other loops' waits each time it is re-armed).
   struct Listening {
     Acceptor acceptor;
-    std::string_view name;
+    ListenerSetup setup;
     Timer wake;
-    std::shared_ptr<const tls::ServerTls> tls;  ///< null: plain HTTP
-    HandshakeCounters handshakes;
   };
   Task<void> accept_loop(Listening& listening);
   /// Ends every accept loop's wait (a connection slot was freed, or accepting stops).

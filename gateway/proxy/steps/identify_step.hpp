@@ -2,6 +2,8 @@
 #pragma once
 
 #include <boost/asio/ip/address.hpp>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "gateway/core/keyed_hash.hpp"
@@ -18,6 +20,9 @@ struct Peer {
   /// `listener`. Views the config the gateway started with (listeners need a restart).
   std::string_view listener = "default";
   bool tls = false;  ///< it arrived over TLS: the upstream gets `X-Forwarded-Proto: https`
+  /// Set on a plain listener with `redirect_to_https`: every request is answered 308 to this
+  /// port (the first TLS listener's) instead of being served.
+  std::optional<std::uint16_t> redirect_to_port = std::nullopt;
 };
 
 /// Step 1, identify (docs/behaviour.md "Who is the user"): sets `ctx.user` from the

@@ -158,6 +158,27 @@ TEST_F(TlsTest, GarbageAndAStalledHandshakeAreClosedWithinTheHeaderTimeout) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+TEST_F(TlsTest, APlainListenerCanRedirectEveryRequestToHttps) {
+  config["listeners"][0]["redirect_to_https"] = true;
+  SluiceProcess gateway(config);
+  const std::uint16_t https = gateway.listener_port("secure");
+  HttpClient plain(gateway.listener_port("plain"));
+  const Response res = plain.get("/a/b?c=1", {{"Host", "api.example.test:8080"}});
+  EXPECT_EQ(res.result_int(), 308);
+  EXPECT_EQ(res[http::field::location],
+            "https://api.example.test:" + std::to_string(https) + "/a/b?c=1");
+  EXPECT_EQ(error_code(res), "redirect_to_https");
+  // The connection stays open, and curl follows the redirect to the TLS listener.
+  EXPECT_EQ(plain.get("/ok").result_int(), 308);
+  const ProcessResult r = run_process(
+      {"/usr/bin/curl", "-sS", "-L", "--max-time", "10", "--cacert", pki.ca_cert(), "--resolve",
+       "api.example.test:" + std::to_string(gateway.listener_port("plain")) + ":127.0.0.1",
+       "--resolve", "api.example.test:" + std::to_string(https) + ":127.0.0.1",
+       "http://api.example.test:" + std::to_string(gateway.listener_port("plain")) + "/ok"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "ok\n");
+}
+
 TEST_F(TlsTest, ABadCertificateStopsTheStartNamingItsField) {
   config["listeners"][1]["tls"]["certificates"][0]["key"] = wild.key;
   SluiceProcess::Options options;

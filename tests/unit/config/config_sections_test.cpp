@@ -80,6 +80,22 @@ TEST(ServerSectionsTest, ATlsListenerNamesItsCertificatesAndPolicy) {
   EXPECT_THAT(problems_of(doc), ElementsAre("listeners[0].tls.certificates[0].key: is required"));
 }
 
+TEST(ServerSectionsTest, RedirectToHttpsNeedsATlsListenerAndAPlainOne) {
+  auto doc = valid_document();
+  doc.erase("listen");
+  const Json tls = {{"certificates", {{{"cert", "/a.pem"}, {"key", "/a.key"}}}}};
+  doc["listeners"] = {{{"name", "http"}, {"redirect_to_https", true}},
+                      {{"name", "https"}, {"port", 8443}, {"tls", tls}}};
+  EXPECT_TRUE(parsed(doc).listeners[0].redirect_to_https);
+  doc["listeners"][1]["redirect_to_https"] = true;
+  EXPECT_THAT(problems_of(doc),
+              ElementsAre("listeners[1].redirect_to_https: is for a plain listener (this one has "
+                          "tls)"));
+  doc["listeners"] = {{{"name", "http"}, {"redirect_to_https", true}}};
+  EXPECT_THAT(problems_of(doc), ElementsAre("listeners[0].redirect_to_https: needs a listener "
+                                            "with tls to redirect to"));
+}
+
 TEST(ServerSectionsTest, ListenersNeedUniqueLabelNamesAndExcludeListen) {
   auto doc = valid_document();
   doc["listen"] = {{"port", 1}};

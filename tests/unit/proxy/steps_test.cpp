@@ -52,6 +52,35 @@ json limited_config(std::uint32_t requests, std::string mode = "enforce") {
   return c;
 }
 
+/// The Location a plain listener's redirect_to_https gives `request` (parsed in a fresh
+/// context), or the error's reason when it is not a redirect.
+std::string redirected(ProxyWorld& world, const std::string& request, std::uint16_t port) {
+  auto lease = world.contexts.acquire();
+  RequestContext& ctx = *lease;
+  ctx.reset(world.clock.now(), world.snapshot());
+  std::size_t scanned = 0;
+  const std::size_t end = http1::find_head_end(request, scanned);
+  EXPECT_FALSE(parse_head(ctx, std::string_view(request).substr(0, end)));
+  const GatewayError answer = redirect_to_https(ctx, port);
+  return answer == GatewayError::kRedirectToHttps ? ctx.location : std::string(info(answer).reason);
+}
+
+TEST(RedirectToHttpsTest, SendsTheSameTargetToTheHttpsPort) {
+  ProxyWorld world(world_config());
+  EXPECT_EQ(redirected(world, "GET /a/b?c=1 HTTP/1.1\r\nHost: api.example:8080\r\n\r\n", 8443),
+            "https://api.example:8443/a/b?c=1");
+  EXPECT_EQ(redirected(world, "GET /a HTTP/1.1\r\nHost: api.example\r\n\r\n", 443),
+            "https://api.example/a");
+  EXPECT_EQ(redirected(world, "GET /a HTTP/1.1\r\nHost: [::1]:80\r\n\r\n", 443), "https://[::1]/a");
+  EXPECT_EQ(redirected(world, "GET /a HTTP/1.1\r\nHost: [::1]\r\n\r\n", 8443),
+            "https://[::1]:8443/a");
+  EXPECT_EQ(redirected(world, "GET http://b.example:81?x=/y HTTP/1.1\r\nHost: a\r\n\r\n", 443),
+            "https://b.example/?x=/y");
+  EXPECT_EQ(redirected(world, "GET /a HTTP/1.1\r\nHost: a b\r\n\r\n", 443), "bad_request");
+  EXPECT_EQ(redirected(world, "GET /a HTTP/1.0\r\n\r\n", 443), "bad_request");
+  EXPECT_EQ(redirected(world, "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", 443), "bad_request");
+}
+
 TEST(IdentifyStepTest, NamesTheUserOnlyWhenALimitOrTheLogNeedsIt) {
   ProxyWorld plain(world_config());
   Routed a(plain, "GET / HTTP/1.1\r\nHost: a\r\nX-API-Key: k1\r\n\r\n");
