@@ -147,7 +147,36 @@ Response AdminApi::route(const Call& call) {
         return method_not_allowed(req, "GET, PUT");
     }
   }
+  if (!s.empty() && s[0] == "tls") {
+    return route_tls(call);
+  }
   return not_found(req, "no such admin resource");
+}
+
+// /admin/tls (what is served) and /admin/tls/reload (docs/tls.md "Rotating certificates").
+Response AdminApi::route_tls(const Call& call) {
+  const auto& s = call.segments;
+  const auto& req = call.req;
+  if (s.size() == 1) {
+    return req.method() == http::verb::get
+               ? reply(req, http::status::ok, context_.tls_certificates())
+               : method_not_allowed(req, "GET");
+  }
+  if (s.size() != 2 || s[1] != "reload") {
+    return not_found(req, "no such admin resource");
+  }
+  if (req.method() != http::verb::post) {
+    return method_not_allowed(req, "POST");
+  }
+  if (auto error = context_.tls_reload()) {
+    log_->error("admin tls reload failed peer={} problem={}", show(call.peer), *error);
+    json body = context_.tls_certificates();
+    body["error"] = "tls_reload_failed";
+    body["detail"] = *error;
+    return reply(req, http::status::internal_server_error, body);
+  }
+  log_->info("admin tls reload peer={}", show(call.peer));
+  return reply(req, http::status::ok, context_.tls_certificates());
 }
 
 // /admin/limits/{policy} and /admin/limits/{policy}/overrides/{key}.

@@ -48,6 +48,11 @@ struct AdminContext {
   /// How a raw user key appears in logs (the access log's `user` label).
   std::function<std::string(std::string_view key)> key_label;
   const core::Clock& clock;
+  /// Re-reads the TLS listeners' certificate files (`POST /admin/tls/reload`): the problem,
+  /// with every old certificate kept, or nothing when the new ones are served.
+  std::function<std::optional<std::string>()> tls_reload;
+  /// The certificates served now (`GET /admin/tls`).
+  std::function<nlohmann::json()> tls_certificates;
 };
 
 /// The `/admin/` REST API (docs/behaviour.md "Admin API"): JSON in and out, bearer-token auth,
@@ -88,6 +93,7 @@ class AdminApi {
   Response put_breaker(const Call& call, const std::string& backend);
   Response put_endpoints(const Call& call, const std::string& backend);
   Response put_routes(const Call& call);
+  Response route_tls(const Call& call);
 
   /// Validates `next` as a whole config; if valid, commits it, counts and logs the change, and
   /// answers with `view` of the new config (204 when `view` gives null).

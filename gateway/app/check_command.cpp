@@ -26,7 +26,8 @@ bool check_certificates(const config::Config& config, std::ostream& err) {
     }
     const std::string path = "listeners[" + std::to_string(i) + "].tls";
     std::string error;
-    const auto served = tls::ServerTls::load(*config.listeners[i].tls, path, error);
+    const auto served = tls::ServerTls::load(*config.listeners[i].tls, path,
+                                             std::make_shared<tls::TicketKeys>(), error);
     if (!served) {
       err << error << '\n';
       ok = false;

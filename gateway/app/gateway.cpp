@@ -70,6 +70,7 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
       admin_token_(read_admin_token(config_->admin)),
       log_(log::get("app")),
       metrics_(SLUICE_VERSION),
+      tls_(listeners_, metrics_, clock_, log::get("tls")),
       store_(make_store(config_->store, clock_, random_, metrics_)),
       breakers_(clock_, random_),
       sync_(*store_.store, breakers_, metrics_),
@@ -81,17 +82,8 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
   if (store_.error) {
     add_startup_error(startup_error_, *store_.error);
   }
-  for (std::size_t i = 0; i < listeners_.size(); ++i) {
-    std::shared_ptr<const tls::ServerTls> served;
-    if (listeners_[i].tls) {
-      std::string error;
-      served = tls::ServerTls::load(*listeners_[i].tls, "listeners[" + std::to_string(i) + "].tls",
-                                    error);
-      if (!served) {
-        add_startup_error(startup_error_, error);
-      }
-    }
-    listener_tls_.push_back(std::move(served));
+  if (auto error = tls_.load()) {
+    add_startup_error(startup_error_, *error);
   }
   boost::system::error_code ec;
   if (!admin_token_ && !net::ip::make_address(config_->admin.address, ec).is_loopback()) {
@@ -122,6 +114,13 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
                 return std::string(label.data(), label.size());
               },
           .clock = clock_,
+          .tls_reload =
+              [this] {
+                auto error = tls_.reload();
+                metrics_.count_reload(!error);
+                return error;
+              },
+          .tls_certificates = [this] { return tls_.describe(); },
       },
       admin::BearerAuth(admin_token_), log::get("admin"));
   const std::size_t n = thread_count(*config_);
@@ -208,7 +207,7 @@ bool Gateway::bind_listeners() {
   }
   for (std::size_t l = 0; l < listeners_.size(); ++l) {
     const config::ListenerConfig& listener = listeners_[l];
-    proxy::Worker::ListenerSetup setup{listener.name, listener_tls_[l], {}, std::nullopt};
+    proxy::Worker::ListenerSetup setup{listener.name, tls_.slot(l), {}, std::nullopt};
     if (listener.tls) {
       setup.handshakes = {&metrics_.tls_handshakes(listener.name, "ok"),
                           &metrics_.tls_handshakes(listener.name, "error")};
@@ -315,16 +314,21 @@ void Gateway::wait_for_signal() {
 }
 
 void Gateway::reload() {
+  const bool config_ok = reload_config();
+  const bool tls_ok = !tls_.any() || !tls_.reload();  // independent files: tried either way
+  metrics_.count_reload(config_ok && tls_ok);
+}
+
+bool Gateway::reload_config() {
   auto config_log = log::get("config");
   auto result = config_file_.load();
   if (!result.ok()) {
-    metrics_.count_reload(false);
     config_log->error("reload failed file={} problems={}", config_file_.path().string(),
                       result.problems.size());
     for (const auto& problem : result.problems) {
       config_log->error("reload problem {}", config::to_string(problem));
     }
-    return;
+    return false;
   }
   const config::Config& next = result.document->config();
   const auto restart_only = [&](std::string_view field, bool changed) {
@@ -339,9 +343,9 @@ void Gateway::reload() {
   restart_only("store", !(next.store == config_->store));
   gate_.set_max(next.http.max_connections);
   install(std::move(*result.document));
-  metrics_.count_reload(true);
   config_log->info("reload ok routes={} backends={}", config_->routes.size(),
                    config_->backends.size());
+  return true;
 }
 
 void Gateway::install(config::ConfigDocument document) {
@@ -381,6 +385,7 @@ void Gateway::schedule_tick() {
     if (!ec) {
       store_.store->tick(control_slot_);
       sync_.collect();
+      tls_.tick();
       schedule_tick();
     }
   });

@@ -17,6 +17,7 @@
 #include "gateway/admin/admin_server.hpp"
 #include "gateway/app/config_file.hpp"
 #include "gateway/app/store_setup.hpp"
+#include "gateway/app/tls_listeners.hpp"
 #include "gateway/breaker/breaker_registry.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/config/config_document.hpp"
@@ -29,13 +30,13 @@
 #include "gateway/proxy/services.hpp"
 #include "gateway/proxy/snapshot.hpp"
 #include "gateway/proxy/worker.hpp"
-#include "gateway/tls/server_tls.hpp"
 
 namespace sluice::app {
 
 /// The composition root (docs/architecture.md, "Threads"): owns the clock, the config snapshots,
 /// the worker threads (one io_context each, each accepting on its own SO_REUSEPORT socket), the
-/// admin listener and the signal handling on the main thread. SIGHUP reloads the config file;
+/// admin listener and the signal handling on the main thread. SIGHUP reloads the config file
+/// and the TLS certificates;
 /// SIGUSR1 reopens the access log file; SIGTERM/SIGINT drain (a second signal cuts the drain
 /// short). The admin API's changes and SIGHUP reloads both run on the main thread, one at a time.
 /// Not thread-safe: run() is called once, from main.
@@ -58,7 +59,10 @@ class Gateway {
   /// The admin API's commit: persists `next` (with admin.persist), then installs it.
   std::optional<admin::CommitError> commit(config::ConfigDocument next);
   void wait_for_signal();
+  /// SIGHUP: the config file, then the TLS certificates; counted once.
   void reload();
+  /// Re-reads the config file and installs it; false when it is invalid.
+  bool reload_config();
   /// Binds `next`, publishes its snapshot, and retires what it no longer has.
   void install(config::ConfigDocument next);
   /// Scrape hook: sets the gauges that mirror live state.
@@ -75,14 +79,13 @@ class Gateway {
   /// The listeners bound at start (a reload cannot change them): their names outlive every
   /// config, so workers, sessions and log lines may view them.
   const std::vector<config::ListenerConfig> listeners_;
-  /// Per listener (same order): its certificates and policy when it speaks TLS, else null.
-  std::vector<std::shared_ptr<const tls::ServerTls>> listener_tls_;
   std::optional<std::string> admin_token_;    ///< from the env var admin.token_env names
   std::optional<std::string> startup_error_;  ///< why run() must refuse to start
   std::shared_ptr<spdlog::logger> log_;
   core::SteadyClock clock_;
   core::SystemRandom random_;
   metrics::Metrics metrics_;
+  TlsListeners tls_;  ///< the TLS listeners' certificates and ticket keys
   StoreSetup store_;
   breaker::BreakerRegistry breakers_;
   proxy::ConfigSync sync_;

@@ -35,6 +35,18 @@ std::string_view to_string(StoreType type) {
   return "unknown";
 }
 
+std::string_view to_string(IdentitySource::CertName name) {
+  switch (name) {
+    case IdentitySource::CertName::kSubjectCn:
+      return "subject_cn";
+    case IdentitySource::CertName::kSanDns:
+      return "san_dns";
+    case IdentitySource::CertName::kSanUri:
+      return "san_uri";
+  }
+  return "unknown";
+}
+
 std::string_view to_string(OnError on_error) {
   switch (on_error) {
     case OnError::kLocal:

@@ -45,6 +45,8 @@ struct ListenerTlsConfig {
   std::vector<TlsCertificateConfig> certificates;  // at least one; the first is the default
   std::string min_version = "1.2";                 // "1.2" or "1.3"
   std::vector<std::string> alpn{"http/1.1"};       // by preference; "h2" waits for HTTP/2
+  std::optional<std::string> client_ca;  // PEM file: verifies client certificates when set
+  bool require_client_cert = false;      // needs client_ca: no valid certificate, no handshake
 
   bool operator==(const ListenerTlsConfig&) const = default;
 };
@@ -93,12 +95,17 @@ struct AccessLogConfig {
 
 /// One way to name the user a request is limited as; the first source that yields a value wins.
 struct IdentitySource {
-  enum class Kind { kHeader, kBearer, kClientIp };
+  enum class Kind { kHeader, kBearer, kClientIp, kClientCert };
+  /// Which name of a verified client certificate kClientCert yields.
+  enum class CertName { kSubjectCn, kSanDns, kSanUri };
   Kind kind = Kind::kClientIp;
   std::string header;  // only for kHeader: the header name as written in config
+  CertName cert_name = CertName::kSubjectCn;  // only for kClientCert
 
   bool operator==(const IdentitySource&) const = default;
 };
+
+std::string_view to_string(IdentitySource::CertName name);
 
 struct RedisConfig {
   std::string host = "127.0.0.1";  // IP literal or host name

@@ -24,6 +24,9 @@ json identity_json(const std::vector<IdentitySource>& sources) {
       case IdentitySource::Kind::kClientIp:
         list.push_back({{"client_ip", true}});
         break;
+      case IdentitySource::Kind::kClientCert:
+        list.push_back({{"client_cert", to_string(source.cert_name)}});
+        break;
     }
   }
   return list;
@@ -81,7 +84,9 @@ json listeners_json(const std::vector<ListenerConfig>& listeners) {
       }
       item["tls"] = {{"certificates", std::move(certificates)},
                      {"min_version", listener.tls->min_version},
-                     {"alpn", listener.tls->alpn}};
+                     {"alpn", listener.tls->alpn},
+                     {"client_ca", optional_string(listener.tls->client_ca)},
+                     {"require_client_cert", listener.tls->require_client_cert}};
     }
     list.push_back(std::move(item));
   }

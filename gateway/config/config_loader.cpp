@@ -42,6 +42,19 @@ detail::KnownNames names_of(const nlohmann::json& document, std::string_view key
   return names;
 }
 
+// A client_cert identity source yields only on a listener that verifies client certificates.
+void check_client_cert_identity(ObjectReader& root, const Config& config) {
+  for (std::size_t i = 0; i < config.identity.size(); ++i) {
+    const bool verifies =
+        std::any_of(config.listeners.begin(), config.listeners.end(),
+                    [](const ListenerConfig& l) { return l.tls && l.tls->client_ca.has_value(); });
+    if (config.identity[i].kind == IdentitySource::Kind::kClientCert && !verifies) {
+      root.problems().add(element_path(root.path_of("identity"), i) + ".client_cert",
+                          "needs a listener whose tls has a client_ca");
+    }
+  }
+}
+
 Config parse_document(ObjectReader& root, const nlohmann::json& document) {
   Config config;
   config.listeners = detail::parse_listeners(root);
@@ -52,6 +65,7 @@ Config parse_document(ObjectReader& root, const nlohmann::json& document) {
   config.http = detail::parse_http(root);
   config.access_log = detail::parse_access_log(root);
   config.identity = detail::parse_identity(root);
+  check_client_cert_identity(root, config);
   config.store = detail::parse_store(root);
   const auto policies = names_of(document, "limits", Presence::kOptional);
   const auto backends = names_of(document, "backends", Presence::kRequired);

@@ -19,6 +19,9 @@ using std::chrono::milliseconds;
 constexpr std::array kStoreTypes{StoreType::kMemory, StoreType::kRedis};
 constexpr std::array kOnErrors{OnError::kLocal, OnError::kLocalShare, OnError::kAllow,
                                OnError::kDeny};
+constexpr std::array kCertNames{IdentitySource::CertName::kSubjectCn,
+                                IdentitySource::CertName::kSanDns,
+                                IdentitySource::CertName::kSanUri};
 constexpr std::array<std::string_view, 5> kRedisOnlyFields{"host", "port", "password_env",
                                                            "timeout_ms", "on_error"};
 constexpr std::string_view kEnvNameMessage =
@@ -93,19 +96,24 @@ std::vector<Cidr> parse_trusted_proxies(ObjectReader& reader) {
 }
 
 // One element of `identity`: exactly one of {"header": NAME}, {"bearer": true},
-// {"client_ip": true}.
+// {"client_ip": true}, {"client_cert": "subject_cn" | "san_dns" | "san_uri"}.
 std::optional<IdentitySource> parse_identity_source(ObjectReader& reader) {
   using Kind = IdentitySource::Kind;
-  const int count = static_cast<int>(reader.has("header")) +
-                    static_cast<int>(reader.has("bearer")) +
-                    static_cast<int>(reader.has("client_ip"));
+  constexpr std::array kKeys{"header", "bearer", "client_ip", "client_cert"};
+  const auto count =
+      std::count_if(kKeys.begin(), kKeys.end(), [&](const char* key) { return reader.has(key); });
   if (count != 1) {
-    for (const auto key : {"header", "bearer", "client_ip"}) {
+    for (const auto* key : kKeys) {
       reader.take(key);
     }
-    reader.problems().add(reader.path(),
-                          R"(must have exactly one of "header", "bearer", "client_ip")");
+    reader.problems().add(
+        reader.path(),
+        R"(must have exactly one of "header", "bearer", "client_ip", "client_cert")");
     return std::nullopt;
+  }
+  if (reader.has("client_cert")) {
+    const auto name = reader.enumeration("client_cert", kCertNames);
+    return name ? std::optional(IdentitySource{Kind::kClientCert, {}, *name}) : std::nullopt;
   }
   if (reader.has("header")) {
     auto name = reader.string("header");
@@ -128,11 +136,12 @@ std::optional<IdentitySource> parse_identity_source(ObjectReader& reader) {
 
 bool same_source(const IdentitySource& a, const IdentitySource& b) {
   // Header names are case-insensitive (RFC 9110 §5.1).
-  return a.kind == b.kind && std::equal(a.header.begin(), a.header.end(), b.header.begin(),
-                                        b.header.end(), [](char x, char y) {
-                                          return std::tolower(static_cast<unsigned char>(x)) ==
-                                                 std::tolower(static_cast<unsigned char>(y));
-                                        });
+  return a.kind == b.kind && a.cert_name == b.cert_name &&
+         std::equal(a.header.begin(), a.header.end(), b.header.begin(), b.header.end(),
+                    [](char x, char y) {
+                      return std::tolower(static_cast<unsigned char>(x)) ==
+                             std::tolower(static_cast<unsigned char>(y));
+                    });
 }
 
 RedisConfig parse_redis(ObjectReader& reader) {
@@ -213,6 +222,14 @@ ListenerTlsConfig parse_listener_tls(ObjectReader& reader) {
                ? std::string()
                : std::string(R"(must be "http/1.1" or "h2")");
   });
+  tls.client_ca = reader.string("client_ca");
+  if (tls.client_ca && tls.client_ca->empty()) {
+    reader.report("client_ca", "must be a file name (or null)");
+  }
+  tls.require_client_cert = reader.boolean("require_client_cert").value_or(false);
+  if (tls.require_client_cert && !tls.client_ca) {
+    reader.report("require_client_cert", "needs client_ca to verify the certificates against");
+  }
   return tls;
 }
 

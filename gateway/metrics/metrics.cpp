@@ -95,6 +95,11 @@ Metrics::Metrics(std::string_view version) : registry_(std::make_shared<promethe
                            "1 while the limit store's on_error fallback is in force.", r);
   tls_handshakes_ = &build(BuildCounter(), "sluice_tls_handshakes_total",
                            "TLS handshakes on the data path, by listener and result.", r);
+  tls_certificate_expiry_ =
+      &build(BuildGauge(), "sluice_tls_certificate_expiry_timestamp_seconds",
+             "When each served certificate expires (notAfter, Unix seconds), by listener and "
+             "index in its certificates list.",
+             r);
   reloads_ =
       &build(BuildCounter(), "sluice_config_reloads_total", "Configuration reloads, by result.", r);
   admin_changes_ = &build(BuildCounter(), "sluice_admin_changes_total",
@@ -215,6 +220,12 @@ prometheus::Gauge& Metrics::store_fallback(std::string_view store) {
 prometheus::Counter& Metrics::tls_handshakes(std::string_view listener, std::string_view result) {
   return tls_handshakes_->Add(
       {{"listener", std::string(listener)}, {"result", std::string(result)}});
+}
+
+prometheus::Gauge& Metrics::tls_certificate_expiry(std::string_view listener,
+                                                   std::size_t certificate) {
+  return tls_certificate_expiry_->Add(
+      {{"listener", std::string(listener)}, {"certificate", std::to_string(certificate)}});
 }
 
 void Metrics::count_reload(bool ok) {

@@ -116,6 +116,8 @@ class Metrics {
   prometheus::Gauge& store_fallback(std::string_view store);
   /// `sluice_tls_handshakes_total{listener, result}` for result ok, error.
   prometheus::Counter& tls_handshakes(std::string_view listener, std::string_view result);
+  /// `sluice_tls_certificate_expiry_timestamp_seconds{listener, certificate}` (its index).
+  prometheus::Gauge& tls_certificate_expiry(std::string_view listener, std::size_t certificate);
   prometheus::Gauge& downstream_connections() { return downstream_->Add({}); }
   void count_reload(bool ok);
   /// `sluice_access_log_dropped_total`: lines the access log lost to a full queue.
@@ -145,6 +147,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* store_operations_;
   prometheus::Family<prometheus::Gauge>* store_fallback_;
   prometheus::Family<prometheus::Counter>* tls_handshakes_;
+  prometheus::Family<prometheus::Gauge>* tls_certificate_expiry_;
   prometheus::Family<prometheus::Counter>* reloads_;
   prometheus::Family<prometheus::Counter>* admin_changes_;
   prometheus::Counter* access_log_dropped_;

@@ -46,9 +46,14 @@ std::string_view bearer_token(const http1::FieldList& fields) {
 }
 
 /// What a non-client-ip source yields; empty = nothing.
-std::string_view source_value(const http1::FieldList& fields,
+std::string_view source_value(const http1::FieldList& fields, const tls::ClientCertificate& cert,
                               const config::IdentitySource& source) {
+  using CertName = config::IdentitySource::CertName;
   switch (source.kind) {
+    case Kind::kClientCert:
+      return source.cert_name == CertName::kSubjectCn ? std::string_view(cert.subject_cn)
+             : source.cert_name == CertName::kSanDns  ? std::string_view(cert.san_dns)
+                                                      : std::string_view(cert.san_uri);
     case Kind::kHeader:
       return header_value(fields, source.header);
     case Kind::kBearer:
@@ -117,14 +122,15 @@ address client_ip(const http1::FieldList& fields, const address& peer,
 }
 
 std::string_view identify(const http1::FieldList& fields,
-                          std::span<const config::IdentitySource> sources, const address& peer,
+                          std::span<const config::IdentitySource> sources,
+                          const tls::ClientCertificate& cert, const address& peer,
                           std::string_view peer_text, std::span<const config::Cidr> trusted,
                           std::string& scratch) {
   for (const config::IdentitySource& source : sources) {
     if (source.kind == Kind::kClientIp) {
       break;  // always yields, so the sources after it are never reached
     }
-    if (const std::string_view value = source_value(fields, source); !value.empty()) {
+    if (const std::string_view value = source_value(fields, cert, source); !value.empty()) {
       return value;
     }
   }

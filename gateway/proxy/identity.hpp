@@ -10,6 +10,7 @@
 
 #include "gateway/config/config.hpp"
 #include "gateway/http1/field_list.hpp"
+#include "gateway/tls/client_certificate.hpp"
 
 namespace sluice::proxy {
 
@@ -26,19 +27,19 @@ namespace sluice::proxy {
 ///   empty = no value);
 /// - {"bearer": true}: the token of `Authorization: Bearer TOKEN` (scheme case-insensitive,
 ///   token trimmed; other schemes or an empty token = no value);
+/// - {"client_cert": NAME}: that name (subject_cn, san_dns, san_uri) of the client's verified
+///   certificate (`cert`; empty = no value);
 /// - {"client_ip": true}: client_ip() as text (IPv4-mapped IPv6 shown as IPv4, as
 ///   forwarded_address() does); `peer_text` when that is the peer itself.
 /// If no source yields a value, falls back to the client IP, so omitting a credential never
 /// escapes a limit. Call it before the gateway appends the peer to X-Forwarded-For.
-/// The result views `fields`, `peer_text` (forwarded_address(peer), which the caller computes once
-/// per connection) or `scratch`: it is valid while they live unchanged. Allocation-free unless
-/// the client IP comes from X-Forwarded-For.
-[[nodiscard]] std::string_view identify(const http1::FieldList& fields,
-                                        std::span<const config::IdentitySource> sources,
-                                        const boost::asio::ip::address& peer,
-                                        std::string_view peer_text,
-                                        std::span<const config::Cidr> trusted,
-                                        std::string& scratch);
+/// The result views `fields`, `cert`, `peer_text` (forwarded_address(peer), which the caller
+/// computes once per connection) or `scratch`: it is valid while they live unchanged.
+/// Allocation-free unless the client IP comes from X-Forwarded-For.
+[[nodiscard]] std::string_view identify(
+    const http1::FieldList& fields, std::span<const config::IdentitySource> sources,
+    const tls::ClientCertificate& cert, const boost::asio::ip::address& peer,
+    std::string_view peer_text, std::span<const config::Cidr> trusted, std::string& scratch);
 
 /// The client address (docs/behaviour.md "Who is the user"): the peer itself unless the peer is in
 /// `trusted`; then the rightmost X-Forwarded-For address that is not trusted (all X-Forwarded-For

@@ -6,6 +6,7 @@
 #include "gateway/metrics/metrics.hpp"
 #include "gateway/proxy/server_session.hpp"
 #include "gateway/proxy/tls_stream.hpp"
+#include "gateway/tls/client_certificate.hpp"
 #include "gateway/tls/server_tls.hpp"
 
 namespace sluice::proxy {
@@ -45,6 +46,7 @@ Task<void> run_tls_session(Socket socket, Peer peer, std::shared_ptr<const tls::
   }
   counters.ok->Increment();
   peer.tls = true;
+  peer.client_cert = tls::read_client_certificate(stream.native_handle());
   co_await run_session<TlsStream, Up>(std::move(stream), std::move(peer), env, up, std::move(slot),
                                       accepted);
 }

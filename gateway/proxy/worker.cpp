@@ -108,8 +108,8 @@ Task<void> Worker::accept_loop(Listening& listening) {
               setup.redirect_to_port};
     if (setup.tls) {
       net::co_spawn(ioc_,
-                    run_tls_session(std::move(socket), std::move(peer), setup.tls, setup.handshakes,
-                                    env_, upstream_, std::move(slot)),
+                    run_tls_session(std::move(socket), std::move(peer), setup.tls->load(),
+                                    setup.handshakes, env_, upstream_, std::move(slot)),
                     log_escape(services_.log, "session"));
     } else {
       net::co_spawn(

@@ -44,8 +44,9 @@ class Worker {
   /// How a worker serves one listener.
   struct ListenerSetup {
     std::string_view name;  ///< the listener's, for logs; must outlive the worker
-    std::shared_ptr<const tls::ServerTls> tls = nullptr;  ///< set: its connections speak TLS
-    HandshakeCounters handshakes = {};                    ///< with tls: counts the handshakes
+    /// Set: its connections speak TLS, each with the certificates the slot has at its accept.
+    std::shared_ptr<const tls::CertificateSlot> tls = nullptr;
+    HandshakeCounters handshakes = {};  ///< with tls: counts the handshakes
     std::optional<std::uint16_t> redirect_to_port = std::nullopt;  ///< set: every request 308
   };
   /// Adds a listener: `acceptor` is already bound and listening. Before start().

@@ -120,9 +120,46 @@ const ServedCertificate& ServerTls::select(std::string_view server_name) const {
   return certificates_.front();
 }
 
+bool ServerTls::configure(SSL_CTX* ctx, const config::ListenerTlsConfig& config,
+                          const std::string& path, std::string& error) const {
+  SSL_CTX_set_min_proto_version(ctx, config.min_version == "1.3" ? TLS1_3_VERSION : TLS1_2_VERSION);
+  SSL_CTX_set_options(
+      ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);  // idle connections keep no buffers
+  // Resumption by tickets only: no per-context cache (a lock every handshake, memory per
+  // session); one ticket per full handshake is what a client resumes with.
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+  SSL_CTX_set_num_tickets(ctx, 1);
+  const auto* session_context = reinterpret_cast<const unsigned char*>(path.data());
+  SSL_CTX_set_session_id_context(
+      ctx, session_context,
+      static_cast<unsigned>(std::min<std::size_t>(path.size(), SSL_MAX_SID_CTX_LENGTH)));
+  keys_->install(ctx);
+  SSL_CTX_set_alpn_select_cb(ctx, &on_alpn, const_cast<std::vector<unsigned char>*>(&alpn_));
+  if (!config.client_ca) {
+    return true;
+  }
+  ERR_clear_error();
+  STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(config.client_ca->c_str());
+  if (names == nullptr ||
+      SSL_CTX_load_verify_locations(ctx, config.client_ca->c_str(), nullptr) != 1) {
+    error = path + ".client_ca: cannot load " + *config.client_ca + ": " + openssl_reason();
+    sk_X509_NAME_pop_free(names, X509_NAME_free);
+    return false;
+  }
+  SSL_CTX_set_client_CA_list(ctx, names);  // takes `names`
+  SSL_CTX_set_verify(
+      ctx, SSL_VERIFY_PEER | (config.require_client_cert ? SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0),
+      nullptr);
+  return true;
+}
+
 std::shared_ptr<const ServerTls> ServerTls::load(const config::ListenerTlsConfig& config,
-                                                 const std::string& path, std::string& error) {
+                                                 const std::string& path,
+                                                 std::shared_ptr<const TicketKeys> keys,
+                                                 std::string& error) {
   std::shared_ptr<ServerTls> served(new ServerTls());
+  served->keys_ = std::move(keys);
   for (const std::string& protocol : config.alpn) {
     if (protocol == "http/1.1") {  // h2 is offered once HTTP/2 exists
       served->alpn_.push_back(static_cast<unsigned char>(protocol.size()));
@@ -135,11 +172,9 @@ std::shared_ptr<const ServerTls> ServerTls::load(const config::ListenerTlsConfig
     const std::string at = path + ".certificates[" + std::to_string(i) + "]";
     auto context = std::make_unique<ssl::context>(ssl::context::tls_server);
     SSL_CTX* ctx = context->native_handle();
-    SSL_CTX_set_min_proto_version(ctx,
-                                  config.min_version == "1.3" ? TLS1_3_VERSION : TLS1_2_VERSION);
-    SSL_CTX_set_options(
-        ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE);
-    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);  // idle connections keep no buffers
+    if (!served->configure(ctx, config, path, error)) {
+      return nullptr;
+    }
     ERR_clear_error();
     if (SSL_CTX_use_certificate_chain_file(ctx, cert.cert.c_str()) != 1) {
       error = at + ".cert: cannot load " + cert.cert + ": " + openssl_reason();
@@ -172,7 +207,6 @@ std::shared_ptr<const ServerTls> ServerTls::load(const config::ListenerTlsConfig
         served_cert.names.push_back(lower(name));
       }
     }
-    SSL_CTX_set_alpn_select_cb(ctx, &on_alpn, &served->alpn_);
     served_cert.context = std::move(context);
     served->certificates_.push_back(std::move(served_cert));
   }

@@ -32,6 +32,7 @@ class AdminClient {
   Reply put_text(std::string_view path, std::string body) {
     return send(http::verb::put, path, std::move(body));
   }
+  Reply post(std::string_view path) { return send(http::verb::post, path, {}); }
   Reply del(std::string_view path) { return send(http::verb::delete_, path, {}); }
   Reply send(http::verb method, std::string_view path, std::string body);
 

@@ -72,7 +72,8 @@ void TestPki::request(const std::string& file, const std::string& common_name,
   }
   std::string san;
   for (const auto& name : dns_names) {
-    san += (san.empty() ? "DNS:" : ",DNS:") + name;
+    // "URI:..." goes in as written; anything else is a DNS name.
+    san += (san.empty() ? "" : ",") + (name.starts_with("URI:") ? name : "DNS:" + name);
   }
   if (!san.empty()) {
     args.insert(args.end(), {"-addext", "subjectAltName=" + san});

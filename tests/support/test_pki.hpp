@@ -28,7 +28,8 @@ class TestPki {
   /// The CA's certificate (PEM), for clients that verify.
   [[nodiscard]] std::string ca_cert() const;
 
-  /// A certificate for `common_name` with `dns_names` in its subjectAltName, valid from now for
+  /// A certificate for `common_name` with `dns_names` in its subjectAltName (a name written
+  /// "URI:..." goes in as a URI), valid from now for
   /// `days` days, signed by the CA. `file` names its files (FILE.pem, FILE.key).
   Issued issue(const std::string& file, const std::string& common_name,
                const std::vector<std::string>& dns_names, Key key = Key::kEcdsaP256, int days = 30);

@@ -21,7 +21,7 @@ void identify_step(RequestContext& ctx, const Peer& peer, const core::KeyedHash*
     return;  // nobody needs the user
   }
   const config::Config& config = ctx.snapshot->config();
-  ctx.user = identify(ctx.head().fields, config.identity, peer.address, peer.text,
+  ctx.user = identify(ctx.head().fields, config.identity, peer.client_cert, peer.address, peer.text,
                       config.http.trusted_proxies, ctx.user_scratch);
   if (log_hash != nullptr) {
     ctx.user_label = user_label(*log_hash, ctx.user);

@@ -8,6 +8,7 @@
 
 #include "gateway/core/keyed_hash.hpp"
 #include "gateway/proxy/request_context.hpp"
+#include "gateway/tls/client_certificate.hpp"
 
 namespace sluice::proxy {
 
@@ -23,6 +24,9 @@ struct Peer {
   /// Set on a plain listener with `redirect_to_https`: every request is answered 308 to this
   /// port (the first TLS listener's) instead of being served.
   std::optional<std::uint16_t> redirect_to_port = std::nullopt;
+  /// The names of the client's verified certificate (a TLS listener with client_ca), for the
+  /// `client_cert` identity source; empty otherwise.
+  tls::ClientCertificate client_cert = {};
 };
 
 /// Step 1, identify (docs/behaviour.md "Who is the user"): sets `ctx.user` from the

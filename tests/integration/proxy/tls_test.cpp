@@ -13,6 +13,7 @@
 #include "tests/support/child_process.hpp"
 #include "tests/support/metrics_text.hpp"
 #include "tests/support/test_pki.hpp"
+#include "tests/support/tls_command_line.hpp"
 #include "tests/support/wait.hpp"
 
 namespace sluice::testing {
@@ -20,41 +21,6 @@ namespace {
 
 using nlohmann::json;
 using std::chrono::milliseconds;
-
-/// `openssl s_client` against 127.0.0.1:PORT with `args`, sending `input`; its output.
-ProcessResult s_client(std::uint16_t port, std::vector<std::string> args,
-                       const std::string& input = "") {
-  // s_client ends at the end of its input. The input comes through a shell pipe after a pause,
-  // so TLS 1.3's session tickets (sent after the handshake) arrive before it exits.
-  std::vector<std::string> argv{"/bin/sh", "-c", ""};
-  std::string command =
-      "{ sleep 0.3; printf '" + input +
-      "'; } | /usr/bin/openssl s_client -connect 127.0.0.1:" + std::to_string(port);
-  for (const auto& a : args) {
-    command += " " + a;
-  }
-  argv[2] = command + " 2>&1";
-  return run_process(argv, std::chrono::seconds(20));
-}
-
-/// curl over HTTPS to `host` (resolved to 127.0.0.1:PORT, verified against `ca`): status and
-/// body, or the curl error in `err`.
-ProcessResult curl(std::uint16_t port, const std::string& host, const std::string& ca,
-                   const std::string& path, std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv{"/usr/bin/curl",
-                                "-sS",
-                                "--max-time",
-                                "10",
-                                "--cacert",
-                                ca,
-                                "--resolve",
-                                host + ":" + std::to_string(port) + ":127.0.0.1",
-                                "-w",
-                                "\n%{http_code} %{http_version}"};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  argv.push_back("https://" + host + ":" + std::to_string(port) + path);
-  return run_process(argv, std::chrono::seconds(20));
-}
 
 class TlsTest : public ::testing::Test, protected ProxyFixtureBase {
  protected:
@@ -81,17 +47,17 @@ class TlsTest : public ::testing::Test, protected ProxyFixtureBase {
 TEST_F(TlsTest, CurlGetsThroughWithTheCertificateItsNameAsks) {
   SluiceProcess gateway(config);
   const std::uint16_t port = gateway.listener_port("secure");
-  ProcessResult r = curl(port, "api.example.test", pki.ca_cert(), "/headers");
+  ProcessResult r = curl_https(port, "api.example.test", pki.ca_cert(), "/headers");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.out.ends_with("\n200 1.1")) << r.out;
   const json echoed = json::parse(r.out.substr(0, r.out.rfind('\n')));
   EXPECT_EQ(header_values(echoed, "X-Forwarded-Proto"), std::vector<std::string>{"https"});
   // A one-label wildcard: curl verifies the name against the RSA certificate it was served.
-  r = curl(port, "shop.apps.example.test", pki.ca_cert(), "/ok");
+  r = curl_https(port, "shop.apps.example.test", pki.ca_cert(), "/ok");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.out.ends_with("\n200 1.1")) << r.out;
   // Two labels are not covered: the default certificate comes, and curl refuses it.
-  r = curl(port, "a.shop.apps.example.test", pki.ca_cert(), "/ok");
+  r = curl_https(port, "a.shop.apps.example.test", pki.ca_cert(), "/ok");
   EXPECT_NE(r.exit_code, 0) << r.out;
   // The plain listener beside it still speaks plain HTTP, with X-Forwarded-Proto http.
   HttpClient plain(gateway.listener_port("plain"));
@@ -154,7 +120,7 @@ TEST_F(TlsTest, GarbageAndAStalledHandshakeAreClosedWithinTheHeaderTimeout) {
   EXPECT_TRUE(stalled.closed_by_peer(milliseconds(3000)));
   EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(2500));
   // Nothing else was disturbed.
-  const ProcessResult r = curl(port, "api.example.test", pki.ca_cert(), "/ok");
+  const ProcessResult r = curl_https(port, "api.example.test", pki.ca_cert(), "/ok");
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 

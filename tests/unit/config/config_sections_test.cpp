@@ -7,6 +7,7 @@
 
 #include <chrono>
 
+#include "gateway/config/config_json.hpp"
 #include "tests/unit/config/config_test_support.hpp"
 
 namespace sluice::config {
@@ -78,6 +79,34 @@ TEST(ServerSectionsTest, ATlsListenerNamesItsCertificatesAndPolicy) {
                           "listeners[0].tls.alpn[0]: must be \"http/1.1\" or \"h2\""));
   doc["listeners"][0]["tls"] = {{"certificates", {{{"cert", "/a.pem"}}}}};
   EXPECT_THAT(problems_of(doc), ElementsAre("listeners[0].tls.certificates[0].key: is required"));
+}
+
+TEST(ServerSectionsTest, ClientCertificatesNeedAClientCaAndKeyTheClientCertIdentity) {
+  auto doc = valid_document();
+  doc.erase("listen");
+  Json tls = {{"certificates", {{{"cert", "/a.pem"}, {"key", "/a.key"}}}},
+              {"client_ca", "/partners-ca.pem"},
+              {"require_client_cert", true}};
+  doc["listeners"] = {{{"name", "partners"}, {"port", 8443}, {"tls", tls}}};
+  doc["identity"] = {{{"client_cert", "san_uri"}}, {{"client_ip", true}}};
+  const auto config = parsed(doc);
+  EXPECT_EQ(config.listeners[0].tls->client_ca, "/partners-ca.pem");
+  EXPECT_TRUE(config.listeners[0].tls->require_client_cert);
+  EXPECT_EQ(config.identity[0].kind, config::IdentitySource::Kind::kClientCert);
+  EXPECT_EQ(config.identity[0].cert_name, config::IdentitySource::CertName::kSanUri);
+  EXPECT_EQ(config::to_json(config)["identity"][0], (Json{{"client_cert", "san_uri"}}));
+  EXPECT_EQ(config::to_json(config)["listeners"][0]["tls"]["client_ca"], "/partners-ca.pem");
+
+  doc["identity"] = {{{"client_cert", "email"}}};
+  EXPECT_THAT(problems_of(doc),
+              ElementsAre(R"(identity[0].client_cert: must be one of "subject_cn", "san_dns", )"
+                          R"("san_uri")"));
+  doc["identity"] = {{{"client_cert", "subject_cn"}}};
+  doc["listeners"][0]["tls"].erase("client_ca");
+  EXPECT_THAT(problems_of(doc),
+              ElementsAre("listeners[0].tls.require_client_cert: needs client_ca to verify the "
+                          "certificates against",
+                          "identity[0].client_cert: needs a listener whose tls has a client_ca"));
 }
 
 TEST(ServerSectionsTest, RedirectToHttpsNeedsATlsListenerAndAPlainOne) {
@@ -263,9 +292,10 @@ TEST(ServerSectionsTest, RejectsIdentitySourceWithZeroOrSeveralKinds) {
   doc["identity"] = Json::parse(R"([{"header": "X-A", "bearer": true}, {}, "client_ip"])");
   EXPECT_THAT(
       problems_of(doc),
-      ElementsAre(R"(identity[0]: must have exactly one of "header", "bearer", "client_ip")",
-                  R"(identity[1]: must have exactly one of "header", "bearer", "client_ip")",
-                  "identity[2]: must be an object"));
+      ElementsAre(
+          R"(identity[0]: must have exactly one of "header", "bearer", "client_ip", "client_cert")",
+          R"(identity[1]: must have exactly one of "header", "bearer", "client_ip", "client_cert")",
+          "identity[2]: must be an object"));
 }
 
 TEST(ServerSectionsTest, ReportsUnknownKeysInIdentitySources) {
@@ -273,9 +303,10 @@ TEST(ServerSectionsTest, ReportsUnknownKeysInIdentitySources) {
   doc["identity"] = Json::parse(R"([{"bearer": true, "scheme": "Token"}, {"cookie": "sid"}])");
   EXPECT_THAT(
       problems_of(doc),
-      ElementsAre("identity[0].scheme: unknown field",
-                  R"(identity[1]: must have exactly one of "header", "bearer", "client_ip")",
-                  "identity[1].cookie: unknown field"));
+      ElementsAre(
+          "identity[0].scheme: unknown field",
+          R"(identity[1]: must have exactly one of "header", "bearer", "client_ip", "client_cert")",
+          "identity[1].cookie: unknown field"));
 }
 
 TEST(ServerSectionsTest, RejectsDisabledIdentitySource) {

@@ -57,6 +57,7 @@ class IdentityTest : public ::testing::Test {
       {Kind::kHeader, "X-API-Key"}, {Kind::kBearer, {}}, {Kind::kClientIp, {}}};
   std::vector<config::Cidr> trusted_{cidr("127.0.0.1/32"), cidr("10.0.0.0/8"), cidr("fd00::/8")};
   std::string scratch_;
+  tls::ClientCertificate cert_;
 
   static config::Cidr cidr(std::string_view text) { return *config::parse_cidr(text).value; }
 
@@ -64,7 +65,8 @@ class IdentityTest : public ::testing::Test {
     const Parsed parsed(req_);
     const auto address = make_address(peer);
     const std::string peer_text = forwarded_address(address);
-    return std::string(identify(parsed.fields(), sources_, address, peer_text, trusted_, scratch_));
+    return std::string(
+        identify(parsed.fields(), sources_, cert_, address, peer_text, trusted_, scratch_));
   }
   std::string ip(std::string_view peer = kProxy) {
     const Parsed parsed(req_);
@@ -73,6 +75,31 @@ class IdentityTest : public ::testing::Test {
   void xff(std::string_view value) { req_.set(kXff, value); }
   void bearer(std::string_view value) { req_.set(http::field::authorization, value); }
 };
+
+TEST_F(IdentityTest, ClientCertificateNamesYieldTheNameTheSourceAsksFor) {
+  using CertName = config::IdentitySource::CertName;
+  cert_ = {"partner-a", "a.partners.test", "spiffe://partners/a"};
+  sources_ = {{Kind::kClientCert, {}, CertName::kSanUri}, {Kind::kClientIp, {}}};
+  EXPECT_EQ(who(), "spiffe://partners/a");
+  sources_[0].cert_name = CertName::kSanDns;
+  EXPECT_EQ(who(), "a.partners.test");
+  sources_[0].cert_name = CertName::kSubjectCn;
+  EXPECT_EQ(who(), "partner-a");
+}
+
+TEST_F(IdentityTest, NoClientCertificateNameFallsThroughToTheNextSource) {
+  using CertName = config::IdentitySource::CertName;
+  cert_ = {"partner-a", "", ""};  // a certificate without SANs
+  sources_ = {{Kind::kClientCert, {}, CertName::kSanDns},
+              {Kind::kHeader, "X-API-Key"},
+              {Kind::kClientIp, {}}};
+  req_.set("X-API-Key", "key-1");
+  EXPECT_EQ(who(), "key-1");
+  cert_ = {};  // no certificate at all
+  EXPECT_EQ(who(), "key-1");
+  req_.erase("X-API-Key");
+  EXPECT_EQ(who(), kClient);
+}
 
 TEST_F(IdentityTest, TheFirstSourceThatYieldsWinsInConfigOrder) {
   req_.set("X-API-Key", "key-1");

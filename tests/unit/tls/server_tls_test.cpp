@@ -2,9 +2,13 @@
 #include "gateway/tls/server_tls.hpp"
 
 #include <gtest/gtest.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include <filesystem>
+#include <memory>
 
+#include "gateway/tls/client_certificate.hpp"
 #include "tests/support/test_pki.hpp"
 
 namespace sluice::tls {
@@ -29,6 +33,7 @@ TEST(NameMatchesTest, AWildcardCoversExactlyOneLabel) {
 class ServerTlsTest : public ::testing::Test {
  protected:
   TestPki pki;
+  std::shared_ptr<TicketKeys> keys_ = std::make_shared<TicketKeys>();
 };
 
 TEST_F(ServerTlsTest, ChoosesByExactNameThenWildcardElseTheFirst) {
@@ -38,7 +43,7 @@ TEST_F(ServerTlsTest, ChoosesByExactNameThenWildcardElseTheFirst) {
   config::ListenerTlsConfig config;
   config.certificates = {cert_config(fallback), cert_config(wild), cert_config(exact)};
   std::string error;
-  const auto served = ServerTls::load(config, "listeners[0].tls", error);
+  const auto served = ServerTls::load(config, "listeners[0].tls", keys_, error);
   ASSERT_TRUE(served) << error;
   EXPECT_EQ(served->select("api.wild.test").subject, "/CN=exact");  // exact beats the wildcard
   EXPECT_EQ(served->select("www.wild.test").subject, "/CN=wild");
@@ -55,7 +60,7 @@ TEST_F(ServerTlsTest, ServerNamesReplaceTheCertificatesOwn) {
   config::ListenerTlsConfig config;
   config.certificates = {cert_config(a), cert_config(b, {"Other.Test"})};
   std::string error;
-  const auto served = ServerTls::load(config, "listeners[0].tls", error);
+  const auto served = ServerTls::load(config, "listeners[0].tls", keys_, error);
   ASSERT_TRUE(served) << error;
   EXPECT_EQ(served->select("other.test").subject, "/CN=b");
   EXPECT_EQ(served->select("b.test").subject, "/CN=a") << "b.test is no longer b's name";
@@ -65,11 +70,11 @@ TEST_F(ServerTlsTest, RefusesWhatCannotServeNamingTheField) {
   const auto a = pki.issue("a", "a", {"a.test"});
   const auto b = pki.issue("b", "b", {"b.test"});
   const auto expired = pki.issue_expired("old", "old", {"old.test"});
-  const auto load_error = [](config::TlsCertificateConfig cert) {
+  const auto load_error = [this](config::TlsCertificateConfig cert) {
     config::ListenerTlsConfig config;
     config.certificates = {std::move(cert)};
     std::string error;
-    EXPECT_FALSE(ServerTls::load(config, "listeners[1].tls", error));
+    EXPECT_FALSE(ServerTls::load(config, "listeners[1].tls", keys_, error));
     return error;
   };
   EXPECT_EQ(load_error({a.cert, b.key, {}}),
@@ -82,6 +87,187 @@ TEST_F(ServerTlsTest, RefusesWhatCannotServeNamingTheField) {
           .starts_with("listeners[1].tls.certificates[0].key: cannot load /nonexistent.key"));
   EXPECT_EQ(load_error({expired.cert, expired.key, {}}),
             "listeners[1].tls.certificates[0].cert: " + expired.cert + " has expired");
+}
+
+TEST_F(ServerTlsTest, AClientCaFileThatCannotBeReadIsAnErrorNamingTheField) {
+  const auto a = pki.issue("a", "a", {"a.test"});
+  config::ListenerTlsConfig config;
+  config.certificates = {cert_config(a)};
+  config.client_ca = "/nonexistent-ca.pem";
+  std::string error;
+  EXPECT_FALSE(ServerTls::load(config, "listeners[0].tls", keys_, error));
+  EXPECT_TRUE(error.starts_with("listeners[0].tls.client_ca: cannot load /nonexistent-ca.pem"))
+      << error;
+}
+
+/// Handshakes between an OpenSSL client and a ServerTls in memory (a BIO pair): no sockets,
+/// so tickets and client certificates are tested exactly.
+class MemoryHandshakeTest : public ServerTlsTest {
+ protected:
+  using Ctx = std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)>;
+  using Ssl = std::unique_ptr<SSL, decltype(&SSL_free)>;
+  using Session = std::unique_ptr<SSL_SESSION, decltype(&SSL_SESSION_free)>;
+
+  struct Result {
+    bool ok = false;
+    bool reused = false;
+    Session session{nullptr, &SSL_SESSION_free};  ///< the client's, with the ticket it got
+    ClientCertificate client_cert;                ///< what the server read
+  };
+
+  std::shared_ptr<const ServerTls> serve(const std::string& path = "listeners[0].tls") {
+    std::string error;
+    auto served = ServerTls::load(config_, path, keys_, error);
+    EXPECT_TRUE(served) << error;
+    return served;
+  }
+
+  /// One connection: `client` (may hold a certificate), resuming `resume` when given.
+  Result connect(const ServerTls& served, SSL_CTX* client, SSL_SESSION* resume = nullptr) {
+    Ssl c(SSL_new(client), &SSL_free);
+    Ssl s(SSL_new(served.initial_context().native_handle()), &SSL_free);
+    BIO* client_bio = nullptr;
+    BIO* server_bio = nullptr;
+    BIO_new_bio_pair(&client_bio, 0, &server_bio, 0);
+    SSL_set_bio(c.get(), client_bio, client_bio);
+    SSL_set_bio(s.get(), server_bio, server_bio);
+    SSL_set_connect_state(c.get());
+    SSL_set_accept_state(s.get());
+    if (resume != nullptr) {
+      SSL_set_session(c.get(), resume);
+    }
+    Result result;
+    bool client_done = false;
+    bool server_done = false;
+    for (int round = 0; round < 20 && !(client_done && server_done); ++round) {
+      for (auto [ssl, done] :
+           {std::pair{c.get(), &client_done}, std::pair{s.get(), &server_done}}) {
+        if (*done) {
+          continue;
+        }
+        const int rc = SSL_do_handshake(ssl);
+        const int why = SSL_get_error(ssl, rc);
+        if (rc != 1 && why != SSL_ERROR_WANT_READ && why != SSL_ERROR_WANT_WRITE) {
+          ERR_clear_error();
+          return result;
+        }
+        *done = rc == 1;
+      }
+    }
+    // The server's verdict on a TLS 1.3 client certificate and the ticket come after the
+    // client's handshake: a read on each side takes them in.
+    char byte = 0;
+    if (SSL_read(s.get(), &byte, 1) <= 0 && SSL_get_error(s.get(), -1) == SSL_ERROR_SSL) {
+      ERR_clear_error();
+      return result;
+    }
+    if (SSL_read(c.get(), &byte, 1) <= 0 && SSL_get_error(c.get(), -1) != SSL_ERROR_WANT_READ) {
+      ERR_clear_error();
+      return result;  // the server refused after the client's Finished (a TLS 1.3 alert)
+    }
+    result.ok = client_done && server_done;
+    result.reused = SSL_session_reused(s.get()) == 1;
+    result.session.reset(SSL_get1_session(c.get()));
+    result.client_cert = read_client_certificate(s.get());
+    // A clean close: OpenSSL marks the session of a connection freed mid-stream unresumable.
+    SSL_set_shutdown(c.get(), SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+    SSL_set_shutdown(s.get(), SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+    return result;
+  }
+
+  /// A client context; with `identity`, it presents that certificate.
+  static Ctx client(const TestPki::Issued* identity = nullptr) {
+    Ctx ctx(SSL_CTX_new(TLS_client_method()), &SSL_CTX_free);
+    if (identity != nullptr) {
+      EXPECT_EQ(SSL_CTX_use_certificate_file(ctx.get(), identity->cert.c_str(), SSL_FILETYPE_PEM),
+                1);
+      EXPECT_EQ(SSL_CTX_use_PrivateKey_file(ctx.get(), identity->key.c_str(), SSL_FILETYPE_PEM), 1);
+    }
+    return ctx;
+  }
+
+  config::ListenerTlsConfig config_ = [this] {
+    config::ListenerTlsConfig config;
+    config.certificates = {cert_config(pki.issue("server", "server", {"server.test"}))};
+    return config;
+  }();
+};
+
+TEST_F(MemoryHandshakeTest, ATicketResumesAcrossOneKeyRotationButNotTwo) {
+  const auto served = serve();
+  const Ctx ctx = client();
+  Result first = connect(*served, ctx.get());
+  ASSERT_TRUE(first.ok);
+  EXPECT_FALSE(first.reused);
+  ASSERT_TRUE(first.session);
+  EXPECT_TRUE(connect(*served, ctx.get(), first.session.get()).reused);
+  keys_->rotate();
+  const Result after_one = connect(*served, ctx.get(), first.session.get());
+  EXPECT_TRUE(after_one.reused) << "the previous key still opens its tickets";
+  keys_->rotate();
+  const Result after_two = connect(*served, ctx.get(), first.session.get());
+  EXPECT_TRUE(after_two.ok);
+  EXPECT_FALSE(after_two.reused) << "a key two rotations old is gone: a full handshake";
+}
+
+TEST_F(MemoryHandshakeTest, ATicketResumesOnItsOwnListenerOnly) {
+  const auto here = serve("listeners[0].tls");
+  const auto there = serve("listeners[1].tls");  // same keys, same certificate
+  const Ctx ctx = client();
+  Result first = connect(*here, ctx.get());
+  ASSERT_TRUE(first.ok);
+  const Result elsewhere = connect(*there, ctx.get(), first.session.get());
+  EXPECT_TRUE(elsewhere.ok);
+  EXPECT_FALSE(elsewhere.reused);
+}
+
+TEST_F(MemoryHandshakeTest, ARequiredClientCertificateMustBeOneTheCaSigned) {
+  config_.client_ca = pki.ca_cert();
+  config_.require_client_cert = true;
+  const auto served = serve();
+  const auto partner =
+      pki.issue("partner", "partner-a", {"a.partners.test", "URI:spiffe://partners/a"});
+  TestPki stranger_pki;
+  const auto stranger = stranger_pki.issue("stranger", "stranger", {"stranger.test"});
+
+  const Result with_cert = connect(*served, client(&partner).get());
+  ASSERT_TRUE(with_cert.ok);
+  EXPECT_EQ(with_cert.client_cert.subject_cn, "partner-a");
+  EXPECT_EQ(with_cert.client_cert.san_dns, "a.partners.test");
+  EXPECT_EQ(with_cert.client_cert.san_uri, "spiffe://partners/a");
+  EXPECT_FALSE(connect(*served, client().get()).ok) << "no certificate";
+  EXPECT_FALSE(connect(*served, client(&stranger).get()).ok) << "another CA's certificate";
+}
+
+TEST_F(MemoryHandshakeTest, AnOptionalClientCertificateIsVerifiedWhenGiven) {
+  config_.client_ca = pki.ca_cert();
+  const auto served = serve();
+  const auto partner = pki.issue("partner", "partner-a", {});
+  TestPki stranger_pki;
+  const auto stranger = stranger_pki.issue("stranger", "stranger", {});
+
+  const Result anonymous = connect(*served, client().get());
+  ASSERT_TRUE(anonymous.ok);
+  EXPECT_EQ(anonymous.client_cert.subject_cn, "");
+  const Result with_cert = connect(*served, client(&partner).get());
+  ASSERT_TRUE(with_cert.ok);
+  EXPECT_EQ(with_cert.client_cert.subject_cn, "partner-a");
+  EXPECT_EQ(with_cert.client_cert.san_dns, "");
+  EXPECT_FALSE(connect(*served, client(&stranger).get()).ok);
+}
+
+TEST_F(MemoryHandshakeTest, AResumedSessionKeepsItsClientCertificate) {
+  config_.client_ca = pki.ca_cert();
+  config_.require_client_cert = true;
+  const auto served = serve();
+  const auto partner = pki.issue("partner", "partner-a", {});
+  const Ctx ctx = client(&partner);
+  Result first = connect(*served, ctx.get());
+  ASSERT_TRUE(first.ok);
+  const Result again = connect(*served, ctx.get(), first.session.get());
+  ASSERT_TRUE(again.ok);
+  EXPECT_TRUE(again.reused);
+  EXPECT_EQ(again.client_cert.subject_cn, "partner-a");
 }
 
 }  // namespace

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/app/tls_listeners.hpp"
+
+#include <algorithm>
+
+namespace sluice::app {
+namespace {
+
+std::string tls_path(std::size_t index) {
+  return "listeners[" + std::to_string(index) + "].tls";
+}
+
+std::string iso_time(std::chrono::system_clock::time_point at) {
+  const std::time_t t = std::chrono::system_clock::to_time_t(at);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+}  // namespace
+
+TlsListeners::TlsListeners(const std::vector<config::ListenerConfig>& listeners,
+                           metrics::Metrics& metrics, const core::Clock& clock,
+                           std::shared_ptr<spdlog::logger> log)
+    : listeners_(listeners),
+      metrics_(metrics),
+      clock_(clock),
+      log_(std::move(log)),
+      keys_since_(clock.now()),
+      slots_(listeners.size()) {}
+
+bool TlsListeners::any() const noexcept {
+  return std::any_of(slots_.begin(), slots_.end(),
+                     [](const auto& slot) { return slot != nullptr; });
+}
+
+std::optional<std::string> TlsListeners::load_all(
+    std::vector<std::shared_ptr<const tls::ServerTls>>& out) const {
+  out.assign(listeners_.size(), nullptr);
+  for (std::size_t i = 0; i < listeners_.size(); ++i) {
+    if (!listeners_[i].tls) {
+      continue;
+    }
+    std::string error;
+    out[i] = tls::ServerTls::load(*listeners_[i].tls, tls_path(i), keys_, error);
+    if (!out[i]) {
+      return error;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> TlsListeners::load() {
+  std::vector<std::shared_ptr<const tls::ServerTls>> loaded;
+  if (auto error = load_all(loaded)) {
+    return error;
+  }
+  for (std::size_t i = 0; i < loaded.size(); ++i) {
+    if (loaded[i]) {
+      slots_[i] = std::make_shared<tls::CertificateSlot>(std::move(loaded[i]));
+    }
+  }
+  export_expiry();
+  return std::nullopt;
+}
+
+std::optional<std::string> TlsListeners::reload() {
+  std::vector<std::shared_ptr<const tls::ServerTls>> loaded;
+  if (auto error = load_all(loaded)) {
+    log_->error("tls reload failed (the certificates served before stay) problem={}", *error);
+    return error;
+  }
+  std::size_t certificates = 0;
+  for (std::size_t i = 0; i < loaded.size(); ++i) {
+    if (loaded[i]) {
+      certificates += loaded[i]->certificates().size();
+      slots_[i]->store(std::move(loaded[i]));  // new connections only; open ones keep theirs
+    }
+  }
+  export_expiry();
+  log_->info("tls reload ok certificates={}", certificates);
+  return std::nullopt;
+}
+
+void TlsListeners::tick() {
+  if (any() && clock_.now() - keys_since_ >= tls::TicketKeys::kRotationPeriod) {
+    keys_->rotate();
+    keys_since_ = clock_.now();
+    log_->info("tls session ticket keys rotated");
+  }
+}
+
+void TlsListeners::export_expiry() {
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (!slots_[i]) {
+      continue;
+    }
+    const auto served = slots_[i]->load();
+    for (std::size_t c = 0; c < served->certificates().size(); ++c) {
+      const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
+          served->certificates()[c].not_after.time_since_epoch());
+      metrics_.tls_certificate_expiry(listeners_[i].name, c)
+          .Set(static_cast<double>(seconds.count()));
+    }
+  }
+}
+
+nlohmann::json TlsListeners::describe() const {
+  nlohmann::json listeners = nlohmann::json::array();
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (!slots_[i]) {
+      continue;
+    }
+    nlohmann::json certificates = nlohmann::json::array();
+    const auto served = slots_[i]->load();
+    for (std::size_t c = 0; c < served->certificates().size(); ++c) {
+      const tls::ServedCertificate& cert = served->certificates()[c];
+      certificates.push_back({{"index", c},
+                              {"cert", listeners_[i].tls->certificates[c].cert},
+                              {"subject", cert.subject},
+                              {"names", cert.names},
+                              {"not_after", iso_time(cert.not_after)}});
+    }
+    listeners.push_back({{"name", listeners_[i].name}, {"certificates", std::move(certificates)}});
+  }
+  return {{"listeners", std::move(listeners)}};
+}
+
+}  // namespace sluice::app

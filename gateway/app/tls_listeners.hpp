@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <spdlog/logger.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gateway/config/config.hpp"
+#include "gateway/core/clock.hpp"
+#include "gateway/metrics/metrics.hpp"
+#include "gateway/tls/server_tls.hpp"
+#include "gateway/tls/ticket_keys.hpp"
+
+namespace sluice::app {
+
+/// The certificates of the gateway's TLS listeners (docs/tls.md): loaded at start, re-read on
+/// SIGHUP and `POST /admin/tls/reload` (all listeners or none: a bad file keeps every old
+/// certificate), their expiry exported as `sluice_tls_certificate_expiry_timestamp_seconds`,
+/// and the process's session ticket keys, rotated every TicketKeys::kRotationPeriod.
+/// Confined to the control thread; workers read the slots (thread-safe). References `metrics`
+/// and `clock`, which outlive it.
+class TlsListeners {
+ public:
+  /// `listeners` is the config the gateway started with (listeners need a restart).
+  TlsListeners(const std::vector<config::ListenerConfig>& listeners, metrics::Metrics& metrics,
+               const core::Clock& clock, std::shared_ptr<spdlog::logger> log);
+
+  /// Loads every certificate; the first problem, or nothing when all loaded.
+  [[nodiscard]] std::optional<std::string> load();
+  /// Listener `index`'s slot; null for a plain listener.
+  [[nodiscard]] std::shared_ptr<const tls::CertificateSlot> slot(std::size_t index) const {
+    return slots_[index];
+  }
+  [[nodiscard]] bool any() const noexcept;
+
+  /// Re-reads every certificate file; on success swaps them in for new connections. Logs the
+  /// outcome (the caller counts it). Returns the problem, if any.
+  std::optional<std::string> reload();
+  /// Rotates the ticket keys when a period has passed since the last rotation (call often).
+  void tick();
+  /// What is served now: per TLS listener, each certificate's subject, names and expiry.
+  [[nodiscard]] nlohmann::json describe() const;
+
+ private:
+  /// Loads every listener's certificates into `out`; the first problem, if any.
+  std::optional<std::string> load_all(
+      std::vector<std::shared_ptr<const tls::ServerTls>>& out) const;
+  void export_expiry();
+
+  const std::vector<config::ListenerConfig>& listeners_;
+  metrics::Metrics& metrics_;
+  const core::Clock& clock_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::shared_ptr<tls::TicketKeys> keys_ = std::make_shared<tls::TicketKeys>();
+  core::TimePoint keys_since_;
+  std::vector<std::shared_ptr<tls::CertificateSlot>> slots_;  ///< per listener; null: plain
+};
+
+}  // namespace sluice::app
