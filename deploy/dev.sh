@@ -11,6 +11,8 @@
 #           the proxy against nginx and haproxy (tests/bench/peer_compare.sh; docs/benchmarks.md)
 #           `bench suite [--benchmark_*]` or `bench peers [throughput|pinned|limits|accesslog|redis|idle|stream]`: one only
 #   tidy    clang-tidy over every translation unit (the `tidy` preset)
+#   certs   a local CA and a certificate for localhost in deploy/compose/tls (the Compose stack's
+#           HTTPS listener; kept if present; never commit them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -175,6 +177,29 @@ cmd_tidy() {
   configure_and_build tidy
 }
 
+# cmd_certs [DIR]: a throwaway CA and a localhost certificate (ECDSA P-256, 90 days) for the
+# Compose stack's HTTPS listener (docs/tls.md). Keeps existing files: rotate by removing them.
+cmd_certs() {
+  local dir=${1:-deploy/compose/tls}
+  mkdir -p "$dir"
+  if [[ -f $dir/tls.crt && -f $dir/tls.key ]]; then
+    log "certs: $dir/tls.crt and tls.key exist; remove them to make new ones"
+    return
+  fi
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 90 \
+    -subj "/CN=sluice local CA" -keyout "$dir/ca.key" -out "$dir/ca.crt" \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
+    -keyout "$dir/tls.key" -out "$dir/tls.csr" 2>/dev/null
+  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$dir/ext.cnf"
+  openssl x509 -req -in "$dir/tls.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial \
+    -days 90 -extfile "$dir/ext.cnf" -out "$dir/tls.crt" 2>/dev/null
+  rm -f "$dir/tls.csr" "$dir/ext.cnf" "$dir/ca.srl"
+  # The container runs as an unprivileged user that does not own the file: a local key only.
+  chmod 0644 "$dir/tls.key"
+  log "certs: $dir/tls.crt (localhost, 127.0.0.1; trust $dir/ca.crt), $dir/tls.key"
+}
+
 usage() {
   # The comment block at the top of this file, from its second line.
   awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"
@@ -190,6 +215,7 @@ main() {
     run) cmd_run ;;
     bench) cmd_bench "$@" ;;
     tidy) cmd_tidy ;;
+    certs) cmd_certs "$@" ;;
     -h | --help | help) usage ;;
     *)
       usage >&2

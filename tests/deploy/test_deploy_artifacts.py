@@ -22,6 +22,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -63,10 +64,13 @@ CONTRACT_METRICS = [
     "sluice_config_reloads_total",
     "sluice_admin_changes_total",
     "sluice_build_info",
+    "sluice_tls_handshakes_total",
+    "sluice_tls_certificate_expiry_timestamp_seconds",
 ]
 EXPECTED_ALERTS = {
     "SluiceDown", "SluiceUserHeavilyLimited", "SluiceBreakerDropping", "SluiceUpstreamErrorRatio",
     "SluiceHighLatencyP99", "SluiceConfigReloadFailed", "SluiceStoreFallbackActive",
+    "SluiceCertificateExpiresSoon",
 }
 TIMEOUT = 20.0
 
@@ -117,6 +121,32 @@ def check_config(config, env_extra=None):
         return result.returncode, result.stdout + result.stderr
     finally:
         os.unlink(path)
+
+
+def make_certificates(directory):
+    """`./deploy/dev.sh certs DIR`: a local CA (ca.crt) and a localhost certificate (tls.crt,
+    tls.key), as a newcomer makes them for the Compose stack."""
+    run([str(DEPLOY / "dev.sh"), "certs", str(directory)])
+    return Path(directory)
+
+
+def with_certificates_at(config, mount_dir, files):
+    """`config` with every TLS certificate and key path under `mount_dir` (where a Secret is
+    mounted) replaced by the file of the same role in `files`: {"cert": PATH, "key": PATH}.
+    Returns the new config and the paths it replaced."""
+    config = json.loads(json.dumps(config))
+    replaced = []
+    for listener in config.get("listeners", []):
+        for cert in listener.get("tls", {}).get("certificates", []):
+            for role in ("cert", "key"):
+                replaced.append(cert[role])
+                if cert[role].startswith(mount_dir + "/"):
+                    cert[role] = str(files[role])
+    return config, replaced
+
+
+def listener(config, name):
+    return next(l for l in config["listeners"] if l["name"] == name)
 
 
 def conf_default():
@@ -198,7 +228,7 @@ class DashboardTest(unittest.TestCase):
         titles = " | ".join(p["title"].lower() for p in dashboard["panels"])
         for words in ["request rate by route and code", "p50 / p99", "limited and shadow-limited",
                       "drop probability", "window: requests and accepts", "upstream outcomes",
-                      "connections", "store"]:
+                      "connections", "store", "certificate expiry", "tls handshakes"]:
             self.assertIn(words, titles)
 
 
@@ -223,15 +253,47 @@ class KubernetesTest(unittest.TestCase):
         self.assertEqual(sorted(kustomization["resources"]),
                          sorted(p.name for p in K8S.glob("*.yaml") if p.name != "kustomization.yaml"))
 
+    def tls_mount(self):
+        volume = next(v for v in self.deployment["spec"]["template"]["spec"]["volumes"]
+                      if v["name"] == "tls")
+        mount = next(m for m in self.container["volumeMounts"] if m["name"] == "tls")
+        return volume, mount
+
     def test_the_config_map_holds_a_valid_config(self):
-        code, out = check_config(self.config, {self.config["admin"]["token_env"]: "t"})
+        # The certificate comes from the Secret at run time: --check loads a real one in its place.
+        _, mount = self.tls_mount()
+        with tempfile.TemporaryDirectory() as tmp:
+            certs = make_certificates(tmp)
+            config, _ = with_certificates_at(self.config, mount["mountPath"],
+                                             {"cert": certs / "tls.crt", "key": certs / "tls.key"})
+            code, out = check_config(config, {self.config["admin"]["token_env"]: "t"})
         self.assertEqual(code, 0, out)
         self.assertIn("config ok", out)
 
+    def test_the_https_listener_reads_its_certificate_from_the_tls_secret(self):
+        volume, mount = self.tls_mount()
+        self.assertEqual(volume["secret"]["secretName"], "sluice-tls")
+        self.assertTrue(mount["readOnly"])
+        https = listener(self.config, "https")
+        cert = https["tls"]["certificates"][0]
+        # A kubernetes.io/tls Secret holds tls.crt and tls.key.
+        self.assertEqual(cert["cert"], f"{mount['mountPath']}/tls.crt")
+        self.assertEqual(cert["key"], f"{mount['mountPath']}/tls.key")
+        self.assertEqual(self.port("https"), https["port"])
+        service = next(d for d in self.by_kind["Service"] if d["metadata"]["name"] == "sluice")
+        ports = {p["name"]: p for p in service["spec"]["ports"]}
+        self.assertEqual((ports["https"]["port"], ports["https"]["targetPort"]), (443, "https"))
+        # The unprivileged user reads the key through the pod's fsGroup.
+        pod = self.deployment["spec"]["template"]["spec"]
+        self.assertEqual(pod["securityContext"]["fsGroup"], pod["securityContext"]["runAsGroup"])
+        self.assertEqual(volume["secret"]["defaultMode"] & 0o040, 0o040)
+        operations = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
+        self.assertIn("kubectl create secret tls sluice-tls", operations)
+
     def test_ports_match_the_config(self):
-        self.assertEqual(self.port("http"), self.config["listen"]["port"])
+        self.assertEqual(self.port("http"), listener(self.config, "http")["port"])
         self.assertEqual(self.port("admin"), self.config["admin"]["port"])
-        self.assertEqual(self.config["listen"]["address"], "0.0.0.0")
+        self.assertEqual(listener(self.config, "http")["address"], "0.0.0.0")
         self.assertEqual(self.config["admin"]["address"], "0.0.0.0")  # kubelet and Prometheus
         service = next(d for d in self.by_kind["Service"] if d["metadata"]["name"] == "sluice")
         self.assertEqual(service["spec"]["ports"][0]["targetPort"], "http")
@@ -304,14 +366,33 @@ class ComposeTest(unittest.TestCase):
             cls.config = json.load(f)
         cls.services = cls.compose["services"]
 
-    def test_the_config_is_valid(self):
-        code, out = check_config(self.config, {self.config["admin"]["token_env"]: "t"})
+    def test_the_config_is_valid_with_the_certificates_dev_sh_makes(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            certs = make_certificates(tmp)
+            config, _ = with_certificates_at(self.config, "/run/secrets",
+                                             {"cert": certs / "tls.crt", "key": certs / "tls.key"})
+            code, out = check_config(config, {self.config["admin"]["token_env"]: "t"})
         self.assertEqual(code, 0, out)
+
+    def test_the_https_listener_s_files_are_compose_secrets_from_the_certs_directory(self):
+        cert = listener(self.config, "https")["tls"]["certificates"][0]
+        sluice = self.services["sluice"]
+        for role, file in (("cert", "tls.crt"), ("key", "tls.key")):
+            with self.subTest(role=role):
+                self.assertTrue(cert[role].startswith("/run/secrets/"))
+                secret = cert[role][len("/run/secrets/"):]
+                self.assertIn(secret, sluice["secrets"])
+                self.assertEqual(self.compose["secrets"][secret]["file"], f"./tls/{file}")
+        # ./deploy/dev.sh certs writes there by default, and git ignores it.
+        dev_sh = (DEPLOY / "dev.sh").read_text(encoding="utf-8")
+        self.assertIn("local dir=${1:-deploy/compose/tls}", dev_sh)
+        self.assertIn("/deploy/compose/tls/", (ROOT / ".gitignore").read_text(encoding="utf-8"))
 
     def test_sluice_publishes_its_ports_and_mounts_its_config_where_the_command_says(self):
         sluice = self.services["sluice"]
         published = {int(p.split(":")[1]) for p in sluice["ports"]}
-        self.assertEqual(published, {self.config["listen"]["port"], self.config["admin"]["port"]})
+        self.assertEqual(published, {l["port"] for l in self.config["listeners"]} |
+                         {self.config["admin"]["port"]})
         command = sluice["command"]
         target = command[command.index("--config") + 1]
         self.assertIn(f"./sluice.json:{target}:ro", sluice["volumes"])
@@ -394,10 +475,10 @@ def free_port():
         return s.getsockname()[1]
 
 
-def http_get(url, headers=None, method="GET", data=None):
+def http_get(url, headers=None, method="GET", data=None, context=None):
     request = urllib.request.Request(url, headers=headers or {}, method=method, data=data)
     try:
-        with urllib.request.urlopen(request, timeout=5) as response:
+        with urllib.request.urlopen(request, timeout=5, context=context) as response:
             return response.status, response.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
@@ -456,7 +537,15 @@ class LiveGatewayTest(unittest.TestCase):
             cls.children.append(child)
             backends.append(child.wait_for(r"listening (\S+)").group(1))
         config = conf_default()
-        config["listen"] = {"address": "127.0.0.1", "port": 0}
+        certs = make_certificates(Path(cls.dir) / "tls")
+        cls.ca = certs / "ca.crt"
+        del config["listen"]
+        config["listeners"] = [
+            {"name": "http", "address": "127.0.0.1", "port": 0},
+            {"name": "https", "address": "127.0.0.1", "port": 0,
+             "tls": {"certificates": [{"cert": str(certs / "tls.crt"),
+                                       "key": str(certs / "tls.key")}]}},
+        ]
         config["admin"] = {"address": "127.0.0.1", "port": 0, "token_env": "SLUICE_TEST_TOKEN",
                            "persist": False}
         config["threads"] = 1
@@ -472,8 +561,9 @@ class LiveGatewayTest(unittest.TestCase):
         os.environ["SLUICE_TEST_TOKEN"] = "deploy-test-token"
         gateway = Child([SLUICE, "--config", str(config_path)], cls.dir)
         cls.children.append(gateway)
-        ready = gateway.wait_for(r"ready proxy=(\S+) admin=(\S+)")
+        ready = gateway.wait_for(r"ready proxy=(\S+) admin=(\S+) .*https@(\S+)")
         cls.proxy = f"http://{ready.group(1)}"
+        cls.https_port = int(ready.group(3).rsplit(":", 1)[1])
         cls.admin = f"http://{ready.group(2)}"
         cls.admin_port = int(ready.group(2).rsplit(":", 1)[1])
         cls.gateway = gateway
@@ -485,6 +575,9 @@ class LiveGatewayTest(unittest.TestCase):
         token = {"Authorization": "Bearer deploy-test-token"}
         for i in range(20):
             http_get(f"{cls.proxy}/demo/ok", {"X-API-Key": f"user-{i % 3}"})
+        context = ssl.create_default_context(cafile=str(cls.ca))
+        status, _ = http_get(f"https://localhost:{cls.https_port}/demo/ok", context=context)
+        assert status == 200, status
         for _ in range(4):
             http_get(f"{cls.proxy}/api/login", {"X-API-Key": "login-user"}, method="POST", data=b"x")
         for _ in range(4):
