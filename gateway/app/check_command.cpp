@@ -5,6 +5,7 @@
 #include <ostream>
 #include <string>
 
+#include "gateway/app/backend_tls.hpp"
 #include "gateway/config/config_loader.hpp"
 #include "gateway/tls/server_tls.hpp"
 
@@ -48,10 +49,25 @@ bool check_certificates(const config::Config& config, std::ostream& err) {
 
 }  // namespace
 
+/// Loads every TLS backend's CA, client certificate and key as an install would.
+bool check_backend_tls(const config::Config& config, std::ostream& err) {
+  bool ok = true;
+  for (const auto& [name, backend] : config.backends) {
+    std::string error;
+    if (backend.speaks_tls() &&
+        !tls::ClientTls::load(*backend.tls, BackendTls::path(name), error)) {
+      err << error << '\n';
+      ok = false;
+    }
+  }
+  return ok;
+}
+
 int run_check(const CommandLine& command_line, std::ostream& out, std::ostream& err) {
   const config::LoadResult result = config::load_config_file(command_line.config_path);
   if (result.ok()) {
-    if (!check_certificates(*result.config, err)) {
+    const bool listeners_ok = check_certificates(*result.config, err);
+    if (!check_backend_tls(*result.config, err) || !listeners_ok) {
       return 1;
     }
     out << "config ok\n";

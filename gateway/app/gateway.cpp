@@ -71,10 +71,11 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
       log_(log::get("app")),
       metrics_(SLUICE_VERSION),
       tls_(listeners_, metrics_, clock_, log::get("tls")),
+      backend_tls_(*config_, log::get("tls")),
       store_(make_store(config_->store, clock_, random_, metrics_)),
       breakers_(clock_, random_),
       sync_(*store_.store, breakers_, metrics_),
-      snapshots_(std::make_shared<const proxy::Snapshot>(config_, sync_.apply(*config_))),
+      snapshots_(std::make_shared<const proxy::Snapshot>(config_, bind(*config_))),
       gate_(config_->http.max_connections),
       access_log_(config_->access_log),
       services_(clock_, snapshots_, gate_, access_log_, *store_.store,
@@ -83,6 +84,9 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
     add_startup_error(startup_error_, *store_.error);
   }
   if (auto error = tls_.load()) {
+    add_startup_error(startup_error_, *error);
+  }
+  if (const auto& error = backend_tls_.startup_error()) {
     add_startup_error(startup_error_, *error);
   }
   boost::system::error_code ec;
@@ -116,7 +120,7 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
           .clock = clock_,
           .tls_reload =
               [this] {
-                auto error = tls_.reload();
+                auto error = reload_tls();
                 metrics_.count_reload(!error);
                 return error;
               },
@@ -283,7 +287,25 @@ net::awaitable<admin::Response> Gateway::handle_admin(const admin::Request& req,
   co_return admin::json_error(req, http::status::not_found, "not_found");
 }
 
+proxy::Bindings Gateway::bind(const config::Config& config) {
+  proxy::Bindings bindings = sync_.apply(config);
+  bindings.backend_tls = backend_tls_.current();
+  return bindings;
+}
+
+std::optional<std::string> Gateway::reload_tls() {
+  if (auto error = backend_tls_.load(*config_, true)) {
+    log::get("tls")->error("tls reload failed (the files read before stay) problem={}", *error);
+    return error;
+  }
+  install(document_);  // the same config, bound to the files just read
+  return tls_.any() ? tls_.reload() : std::nullopt;
+}
+
 std::optional<admin::CommitError> Gateway::commit(config::ConfigDocument next) {
+  if (auto error = backend_tls_.load(next.config(), false)) {
+    return admin::CommitError{false, *error};
+  }
   if (config_->admin.persist) {
     std::optional<std::string> warning;
     if (auto error = config_file_.write(document_, next, warning)) {
@@ -314,7 +336,7 @@ void Gateway::wait_for_signal() {
 }
 
 void Gateway::reload() {
-  const bool config_ok = reload_config();
+  const bool config_ok = reload_config();             // with the backends' TLS files, read again
   const bool tls_ok = !tls_.any() || !tls_.reload();  // independent files: tried either way
   metrics_.count_reload(config_ok && tls_ok);
 }
@@ -341,6 +363,10 @@ bool Gateway::reload_config() {
   restart_only("threads", next.threads != config_->threads);
   restart_only("access_log", !(next.access_log == config_->access_log));
   restart_only("store", !(next.store == config_->store));
+  if (auto error = backend_tls_.load(next, true)) {
+    config_log->error("reload failed problem={}", *error);
+    return false;
+  }
   gate_.set_max(next.http.max_connections);
   install(std::move(*result.document));
   config_log->info("reload ok routes={} backends={}", config_->routes.size(),
@@ -351,7 +377,7 @@ bool Gateway::reload_config() {
 void Gateway::install(config::ConfigDocument document) {
   const std::shared_ptr<const config::Config>& next = document.shared_config();
   const std::shared_ptr<const proxy::Snapshot> old = snapshots_.load();
-  snapshots_.store(std::make_shared<const proxy::Snapshot>(next, sync_.apply(*next)));
+  snapshots_.store(std::make_shared<const proxy::Snapshot>(next, bind(*next)));
   // Requests still on the old snapshot may use a removed policy (the store admits them) or a
   // removed breaker (the snapshot keeps it alive); metric series go once it is gone.
   sync_.retire(*config_, next, *old);

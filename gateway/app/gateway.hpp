@@ -15,6 +15,7 @@
 
 #include "gateway/admin/admin_api.hpp"
 #include "gateway/admin/admin_server.hpp"
+#include "gateway/app/backend_tls.hpp"
 #include "gateway/app/config_file.hpp"
 #include "gateway/app/store_setup.hpp"
 #include "gateway/app/tls_listeners.hpp"
@@ -63,8 +64,13 @@ class Gateway {
   void reload();
   /// Re-reads the config file and installs it; false when it is invalid.
   bool reload_config();
-  /// Binds `next`, publishes its snapshot, and retires what it no longer has.
+  /// Binds `next`, publishes its snapshot, and retires what it no longer has. The backends'
+  /// client TLS must be loaded for it (backend_tls_).
   void install(config::ConfigDocument next);
+  /// `config` bound to the state that outlives versions, with its backends' client TLS.
+  proxy::Bindings bind(const config::Config& config);
+  /// POST /admin/tls/reload: every listener certificate and backend TLS file again.
+  std::optional<std::string> reload_tls();
   /// Scrape hook: sets the gauges that mirror live state.
   void refresh_gauges();
   /// Once a second on the main thread: the store's housekeeping, retired metric series.
@@ -85,7 +91,8 @@ class Gateway {
   core::SteadyClock clock_;
   core::SystemRandom random_;
   metrics::Metrics metrics_;
-  TlsListeners tls_;  ///< the TLS listeners' certificates and ticket keys
+  TlsListeners tls_;        ///< the TLS listeners' certificates and ticket keys
+  BackendTls backend_tls_;  ///< the client TLS of the backends that speak TLS
   StoreSetup store_;
   breaker::BreakerRegistry breakers_;
   proxy::ConfigSync sync_;

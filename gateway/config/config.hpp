@@ -148,6 +148,18 @@ struct BreakerConfig {
   bool operator==(const BreakerConfig&) const = default;
 };
 
+/// A backend's `tls` object (docs/tls.md "Upstream TLS"): how sluice speaks TLS to it.
+struct BackendTlsConfig {
+  bool enabled = true;
+  std::optional<std::string> ca;           // PEM file to verify against; null = the system store
+  bool verify = true;                      // false: any certificate (logged at start)
+  std::optional<std::string> server_name;  // SNI and the name verified; null = the endpoint host
+  std::optional<std::string> cert;         // client certificate (mTLS to the backend), with key
+  std::optional<std::string> key;
+
+  bool operator==(const BackendTlsConfig&) const = default;
+};
+
 struct BackendConfig {
   std::vector<Endpoint> endpoints;  // non-empty, no duplicates
   Balance balance = Balance::kRoundRobin;
@@ -155,8 +167,10 @@ struct BackendConfig {
   std::chrono::milliseconds timeout{15000};
   std::uint32_t max_idle_per_endpoint = 64;
   BreakerConfig breaker;
+  std::optional<BackendTlsConfig> tls;  // set and enabled: connections to it speak TLS
 
   bool operator==(const BackendConfig&) const = default;
+  [[nodiscard]] bool speaks_tls() const noexcept { return tls && tls->enabled; }
 };
 
 /// A route; `backend` names a key of Config::backends and `limit` one of Config::limits.

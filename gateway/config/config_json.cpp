@@ -117,12 +117,22 @@ json endpoints_json(const BackendConfig& backend) {
 }
 
 json to_json(const BackendConfig& backend) {
-  return {{"endpoints", endpoints_json(backend)},
-          {"balance", to_string(backend.balance)},
-          {"connect_timeout_ms", backend.connect_timeout.count()},
-          {"timeout_ms", backend.timeout.count()},
-          {"max_idle_per_endpoint", backend.max_idle_per_endpoint},
-          {"breaker", to_json(backend.breaker)}};
+  json out{{"endpoints", endpoints_json(backend)},
+           {"balance", to_string(backend.balance)},
+           {"connect_timeout_ms", backend.connect_timeout.count()},
+           {"timeout_ms", backend.timeout.count()},
+           {"max_idle_per_endpoint", backend.max_idle_per_endpoint},
+           {"breaker", to_json(backend.breaker)}};
+  if (backend.tls) {
+    const BackendTlsConfig& tls = *backend.tls;
+    out["tls"] = {{"enabled", tls.enabled},
+                  {"ca", optional_string(tls.ca)},
+                  {"verify", tls.verify},
+                  {"server_name", optional_string(tls.server_name)},
+                  {"cert", optional_string(tls.cert)},
+                  {"key", optional_string(tls.key)}};
+  }
+  return out;
 }
 
 json to_json(const RouteConfig& route) {

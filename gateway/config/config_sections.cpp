@@ -222,7 +222,7 @@ ListenerTlsConfig parse_listener_tls(ObjectReader& reader) {
                ? std::string()
                : std::string(R"(must be "http/1.1" or "h2")");
   });
-  tls.client_ca = reader.string("client_ca");
+  tls.client_ca = reader.nullable_string("client_ca");
   if (tls.client_ca && tls.client_ca->empty()) {
     reader.report("client_ca", "must be a file name (or null)");
   }

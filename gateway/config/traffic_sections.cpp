@@ -126,6 +126,34 @@ std::vector<Endpoint> parse_endpoints(ObjectReader& reader) {
   return endpoints;
 }
 
+// A backend's `tls` object (docs/tls.md "Upstream TLS"); its files are read when a config
+// version is installed (and by --check), not here.
+BackendTlsConfig parse_backend_tls(ObjectReader& reader) {
+  BackendTlsConfig tls;
+  tls.enabled = reader.boolean("enabled").value_or(tls.enabled);
+  const auto file = [&](std::string_view key) {
+    auto name = reader.nullable_string(key);
+    if (name && name->empty()) {
+      reader.report(key, "must be a file name (or null)");
+    }
+    return name;
+  };
+  tls.ca = file("ca");
+  tls.verify = reader.boolean("verify").value_or(tls.verify);
+  tls.server_name = reader.nullable_string("server_name");
+  if (tls.server_name && !is_host_name(*tls.server_name)) {
+    reader.report("server_name", "must be a host name (or null: the endpoint's host)");
+  }
+  tls.cert = file("cert");
+  tls.key = file("key");
+  if (tls.cert.has_value() != tls.key.has_value()) {
+    reader.report(tls.cert ? "key" : "cert",
+                  "is needed with the other (a client certificate "
+                  "and its key)");
+  }
+  return tls;
+}
+
 BackendConfig parse_backend(ObjectReader& reader) {
   BackendConfig backend;
   backend.endpoints = parse_endpoints(reader);
@@ -136,6 +164,7 @@ BackendConfig parse_backend(ObjectReader& reader) {
   backend.max_idle_per_endpoint = reader.integer<std::uint32_t>("max_idle_per_endpoint", 0, 100000)
                                       .value_or(backend.max_idle_per_endpoint);
   reader.nested("breaker", [&](ObjectReader& nested) { backend.breaker = parse_breaker(nested); });
+  reader.nested("tls", [&](ObjectReader& nested) { backend.tls = parse_backend_tls(nested); });
   return backend;
 }
 

@@ -177,7 +177,7 @@ bool take_pooled(Exchange<Down, Up>& x, int attempt) {
     // Nothing was sent: another endpoint is safe to try (nginx's proxy_next_upstream error).
     x.endpoint = x.backend.balancer().pick(x.up.cursor, x.endpoint);
   }
-  if (auto pooled = x.up.pool.checkout(x.endpoint_ref().label)) {
+  if (auto pooled = x.up.pool.checkout(x.endpoint_ref().label, x.endpoint_ref().tls.get())) {
     x.conn = std::move(pooled);
     x.reused = true;
     return true;

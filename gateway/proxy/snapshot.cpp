@@ -8,7 +8,8 @@
 namespace sluice::proxy {
 namespace {
 
-std::vector<UpstreamEndpoint> compile_endpoints(const std::vector<config::Endpoint>& endpoints) {
+std::vector<UpstreamEndpoint> compile_endpoints(const std::vector<config::Endpoint>& endpoints,
+                                                const std::shared_ptr<const tls::ClientTls>& tls) {
   std::vector<UpstreamEndpoint> out;
   out.reserve(endpoints.size());
   for (const auto& e : endpoints) {
@@ -19,9 +20,16 @@ std::vector<UpstreamEndpoint> compile_endpoints(const std::vector<config::Endpoi
     if (const auto ip = config::parse_ip_address(e.host)) {
       u.address = boost::asio::ip::tcp::endpoint(*ip, e.port);
     }
+    u.tls = tls;
     out.push_back(std::move(u));
   }
   return out;
+}
+
+std::shared_ptr<const tls::ClientTls> backend_tls(const Bindings& bindings,
+                                                  const std::string& backend) {
+  const auto it = bindings.backend_tls.find(backend);
+  return it == bindings.backend_tls.end() ? nullptr : it->second;
 }
 
 std::vector<Route> compile_routes(const config::Config& config,
@@ -119,7 +127,7 @@ limiter::Policy limiter_policy(const config::Config& config, const std::string& 
 Backend::Backend(std::string name, const config::BackendConfig& config, const Bindings& bindings)
     : name_(std::move(name)),
       config_(config),
-      endpoints_(compile_endpoints(config.endpoints)),
+      endpoints_(compile_endpoints(config.endpoints, backend_tls(bindings, name_))),
       balancer_(config.balance, endpoints_.size()),
       breaker_(bindings.breakers.at(name_)),
       metrics_(bindings.backend_metrics.at(name_)),

@@ -34,6 +34,8 @@ struct Bindings {
   std::map<std::string, metrics::PolicyMetrics*, std::less<>> policy_metrics;
   std::map<std::pair<std::string, std::string>, metrics::RouteMetrics*> route_metrics;
   metrics::RouteMetrics* unrouted = nullptr;  ///< route="none", backend="none"
+  /// The client TLS of each backend that speaks TLS (loaded from its files by the gateway).
+  std::map<std::string, std::shared_ptr<const tls::ClientTls>, std::less<>> backend_tls;
 };
 
 /// A backend as the data path uses it. Immutable but for the balancer's in-flight counters and

@@ -20,6 +20,7 @@
 #include "gateway/proxy/net.hpp"
 #include "gateway/proxy/stream_ops.hpp"
 #include "gateway/proxy/upstream_endpoint.hpp"
+#include "gateway/tls/client_tls.hpp"
 
 namespace sluice::proxy {
 
@@ -101,6 +102,9 @@ class UpstreamConnection : public std::enable_shared_from_this<UpstreamConnectio
 
   Stream stream;
   beast::flat_buffer buffer;
+  /// The TLS settings it was opened with (null: plain): a pooled connection serves only an
+  /// endpoint with the very same ones (a reload that re-read the files makes new ones).
+  const tls::ClientTls* tls = nullptr;
 
  private:
   /// The watching read's completion: keeps the connection alive until it runs, runs on the

@@ -3,8 +3,11 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+
+#include "gateway/tls/client_tls.hpp"
 
 namespace sluice::proxy {
 
@@ -15,6 +18,8 @@ struct UpstreamEndpoint {
   std::uint16_t port = 0;
   /// Set when `host` is an IP literal (no resolution needed).
   std::optional<boost::asio::ip::tcp::endpoint> address;
+  /// Set when the backend speaks TLS: how (docs/tls.md "Upstream TLS").
+  std::shared_ptr<const tls::ClientTls> tls;
 };
 
 }  // namespace sluice::proxy

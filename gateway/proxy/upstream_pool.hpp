@@ -40,8 +40,9 @@ class UpstreamPool {
                std::pmr::memory_resource* ops = std::pmr::get_default_resource())
       : clock_(clock), max_idle_time_(max_idle_time), ops_(ops) {}
 
-  /// A live idle connection to `endpoint` (the endpoint's label), or null.
-  ConnectionPtr<Stream> checkout(std::string_view endpoint) {
+  /// A live idle connection to `endpoint` (the endpoint's label) opened with the TLS settings
+  /// `tls` (null: plain), or null. Connections opened with other settings are closed.
+  ConnectionPtr<Stream> checkout(std::string_view endpoint, const tls::ClientTls* tls = nullptr) {
     const auto it = idle_.find(endpoint);
     if (it == idle_.end()) {
       return nullptr;
@@ -52,7 +53,8 @@ class UpstreamPool {
       Idle entry = std::move(stack.back());
       stack.pop_back();
       --idle_count_;
-      if (now - entry.since < max_idle_time_ && entry.connection->intact()) {
+      if (now - entry.since < max_idle_time_ && entry.connection->intact() &&
+          entry.connection->tls == tls) {
         return std::move(entry.connection);
       }
       StreamOps<Stream>::close(entry.connection->stream);

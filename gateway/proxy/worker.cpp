@@ -38,7 +38,7 @@ Worker::Worker(Services& services, std::size_t index)
       access_log_(services.access_log.enabled() ? services.access_log.make_batch() : nullptr),
       sweep_(ioc_.get_executor(), services.clock),
       pool_(services.clock, kPooledIdleTime, &ops_),
-      connector_(ioc_.get_executor(), sweep_, &ops_),
+      connector_(ioc_.get_executor(), sweep_, &ops_, services.log),
       env_{services_,          view_,     sweep_, contexts_, access_log_.get(),
            store::StoreSlot{}, sessions_, &ops_},
       upstream_{pool_, connector_, cursor_, sweep_, services.clock, services.draining, &ops_},

@@ -93,10 +93,10 @@ class Worker {
   // skip its per-descriptor locks (posts from other threads stay safe: the scheduler locks).
   net::io_context ioc_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   DeadlineSweep sweep_;
-  UpstreamPool<Socket> pool_;
+  UpstreamPool<UpstreamStream> pool_;
   TcpConnector connector_;
   SessionEnv env_;
-  UpstreamContext<Socket> upstream_;
+  UpstreamContext<UpstreamStream> upstream_;
   std::vector<std::unique_ptr<Listening>> listening_;
   Timer maintenance_;
   core::TimePoint last_pool_sweep_{};

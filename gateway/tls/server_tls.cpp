@@ -9,6 +9,8 @@
 #include <cctype>
 #include <ctime>
 
+#include "gateway/tls/openssl_error.hpp"
+
 namespace sluice::tls {
 namespace {
 
@@ -19,17 +21,6 @@ std::string lower(std::string_view s) {
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
-}
-
-/// The reason of the last OpenSSL error (and clears the queue).
-std::string openssl_reason() {
-  const unsigned long code = ERR_peek_last_error();
-  ERR_clear_error();
-  if (code == 0) {
-    return "unknown OpenSSL error";
-  }
-  const char* reason = ERR_reason_error_string(code);
-  return reason != nullptr ? reason : "OpenSSL error " + std::to_string(code);
 }
 
 /// The DNS names of the certificate's subjectAltName, lower case.

@@ -72,8 +72,9 @@ void TestPki::request(const std::string& file, const std::string& common_name,
   }
   std::string san;
   for (const auto& name : dns_names) {
-    // "URI:..." goes in as written; anything else is a DNS name.
-    san += (san.empty() ? "" : ",") + (name.starts_with("URI:") ? name : "DNS:" + name);
+    // "URI:..." and "IP:..." go in as written; anything else is a DNS name.
+    const bool typed = name.starts_with("URI:") || name.starts_with("IP:");
+    san += (san.empty() ? "" : ",") + (typed ? name : "DNS:" + name);
   }
   if (!san.empty()) {
     args.insert(args.end(), {"-addext", "subjectAltName=" + san});

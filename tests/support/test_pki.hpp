@@ -29,7 +29,7 @@ class TestPki {
   [[nodiscard]] std::string ca_cert() const;
 
   /// A certificate for `common_name` with `dns_names` in its subjectAltName (a name written
-  /// "URI:..." goes in as a URI), valid from now for
+  /// "URI:..." or "IP:..." goes in as that type), valid from now for
   /// `days` days, signed by the CA. `file` names its files (FILE.pem, FILE.key).
   Issued issue(const std::string& file, const std::string& common_name,
                const std::vector<std::string>& dns_names, Key key = Key::kEcdsaP256, int days = 30);

@@ -54,12 +54,20 @@ TEST(ConfigJsonTest, ARedisStoreAndEveryOptionalFieldRoundTrip) {
   document["backends"]["users"]["balance"] = "least_request";
   document["backends"]["users"]["breaker"] = json::parse(
       R"({"enabled":false,"k":2.5,"protection":0,"window_ms":2000,"buckets":4,"failure_statuses":[]})");
+  document["backends"]["users"]["tls"] = json::parse(
+      R"({"ca":"/ca.pem","verify":false,"server_name":"users.internal","cert":"/c","key":"/k"})");
+  document.erase("listen");
+  document["listeners"] = json::parse(R"([{"name":"https","port":8443,"tls":{"certificates":
+      [{"cert":"/a.pem","key":"/a.key","server_names":["*.a.test"]}],"min_version":"1.3",
+      "client_ca":"/partners.pem","require_client_cert":true}}])");
   const Config config = parsed(document);
   const json out = to_json(config);
   EXPECT_EQ(out["store"]["password_env"], "REDIS_PASSWORD");
   EXPECT_EQ(out["http"]["trusted_proxies"], json::parse(R"(["10.0.0.0/8","::1/128"])"));
   EXPECT_EQ(out["http"]["merge_slashes"], false);
   EXPECT_EQ(out["access_log"]["user_hash_key_env"], "K");
+  EXPECT_EQ(out["backends"]["users"]["tls"]["server_name"], "users.internal");
+  EXPECT_EQ(out["listeners"][0]["tls"]["require_client_cert"], true);
   EXPECT_EQ(parsed(out), config);
 }
 

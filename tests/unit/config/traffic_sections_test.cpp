@@ -168,6 +168,46 @@ TEST(TrafficSectionsTest, ChecksBackendFields) {
           "backends.users.breaker: must be an object"));
 }
 
+TEST(TrafficSectionsTest, ABackendSpeaksTlsWithItsFilesAndNames) {
+  auto doc = valid_document();
+  doc["backends"]["users"]["tls"] = {{"enabled", true},
+                                     {"ca", "/etc/sluice/internal-ca.pem"},
+                                     {"server_name", "users.internal"},
+                                     {"cert", "/etc/sluice/gw.pem"},
+                                     {"key", "/etc/sluice/gw.key"}};
+  const auto config = parsed(doc);
+  const auto& tls = config.backends.at("users").tls;
+  ASSERT_TRUE(tls);
+  EXPECT_TRUE(config.backends.at("users").speaks_tls());
+  EXPECT_EQ(tls->ca, "/etc/sluice/internal-ca.pem");
+  EXPECT_TRUE(tls->verify);
+  EXPECT_EQ(tls->server_name, "users.internal");
+  EXPECT_EQ(tls->key, "/etc/sluice/gw.key");
+  // Defaults: enabled, the system store, verified, the endpoint's host, no client certificate.
+  doc["backends"]["users"]["tls"] = Json::object();
+  const auto defaults = parsed(doc).backends.at("users").tls;
+  EXPECT_EQ(*defaults, config::BackendTlsConfig{});
+  EXPECT_TRUE(parsed(doc).backends.at("users").speaks_tls());
+  doc["backends"]["users"]["tls"] = {{"enabled", false}, {"ca", nullptr}};
+  EXPECT_FALSE(parsed(doc).backends.at("users").speaks_tls());
+}
+
+TEST(TrafficSectionsTest, ChecksBackendTlsFields) {
+  auto doc = valid_document();
+  doc["backends"]["users"]["tls"] = {{"enabled", "yes"}, {"ca", ""},
+                                     {"verify", 0},      {"server_name", "not a name"},
+                                     {"cert", "/a.pem"}, {"alpn", "h2"}};
+  EXPECT_THAT(problems_of(doc),
+              ElementsAre("backends.users.tls.enabled: must be a boolean",
+                          "backends.users.tls.ca: must be a file name (or null)",
+                          "backends.users.tls.verify: must be a boolean",
+                          "backends.users.tls.server_name: must be a host name (or null: the "
+                          "endpoint's host)",
+                          "backends.users.tls.key: is needed with the other (a client "
+                          "certificate and its key)",
+                          "backends.users.tls.alpn: unknown field"));
+}
+
 TEST(TrafficSectionsTest, ChecksBreakerFields) {
   auto doc = valid_document();
   doc["backends"]["users"]["breaker"] = {{"enabled", "no"},  {"k", 0.5},

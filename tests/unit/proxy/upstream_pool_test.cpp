@@ -54,6 +54,29 @@ TEST_F(UpstreamPoolTest, HandsBackTheMostRecentlyUsedConnectionFirst) {
   EXPECT_EQ(pool_.checkout("other"), nullptr);
 }
 
+TEST_F(UpstreamPoolTest, AConnectionServesOnlyTheTlsSettingsItWasOpenedWith) {
+  config::BackendTlsConfig settings;
+  std::string error;
+  const auto old_tls = tls::ClientTls::load(settings, "backends.b.tls", error);
+  const auto new_tls = tls::ClientTls::load(settings, "backends.b.tls", error);  // re-read
+  ASSERT_TRUE(old_tls && new_tls) << error;
+  auto plain = connection();
+  auto secure = connection();
+  secure->tls = old_tls.get();
+  const auto* secure_ptr = secure.get();
+  pool_.checkin("e", std::move(plain), 8);
+  pool_.checkin("e", std::move(secure), 8);
+  EXPECT_EQ(pool_.checkout("e", old_tls.get()).get(), secure_ptr);
+  pool_.checkin("e", connection(), 8);  // plain again, on top
+  auto reused = connection();
+  reused->tls = old_tls.get();
+  pool_.checkin("e", std::move(reused), 8);
+  // After a reload the endpoint's settings are new ones: nothing pooled matches (and the
+  // mismatched connections are closed on the way).
+  EXPECT_EQ(pool_.checkout("e", new_tls.get()), nullptr);
+  EXPECT_EQ(pool_.idle(), 0U);
+}
+
 TEST_F(UpstreamPoolTest, KeepsAtMostMaxIdlePerEndpoint) {
   pool_.checkin("e", connection(), 1);
   pool_.checkin("e", connection(), 1);

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+// TLS to the backends through the real binary (docs/tls.md "Upstream TLS"). The TLS backend is a
+// second sluice with an HTTPS listener in front of a demo backend: a real OpenSSL server whose
+// handshakes are counted in its metrics, so pooling is visible.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "tests/integration/proxy/proxy_fixture.hpp"
+#include "tests/support/metrics_text.hpp"
+#include "tests/support/test_pki.hpp"
+#include "tests/support/wait.hpp"
+
+namespace sluice::testing {
+namespace {
+
+using nlohmann::json;
+
+class UpstreamTlsTest : public ::testing::Test, protected ProxyFixtureBase {
+ protected:
+  TestPki pki;
+  TestPki::Issued backend_cert =
+      pki.issue("backend", "backend", {"backend.internal.test", "IP:127.0.0.1"});
+
+  /// Starts the TLS backend: HTTPS on an ephemeral port, proxying to the demo backend; with
+  /// `client_ca`, it requires a client certificate signed by it.
+  void start_tls_backend(const std::optional<std::string>& client_ca = std::nullopt) {
+    json inner = minimal_gateway_config({backend.endpoint()});
+    inner.erase("listen");
+    inner["threads"] = 1;
+    json tls = {{"certificates", {{{"cert", backend_cert.cert}, {"key", backend_cert.key}}}}};
+    if (client_ca) {
+      tls["client_ca"] = *client_ca;
+      tls["require_client_cert"] = true;
+    }
+    inner["listeners"] = {{{"name", "https"}, {"address", "127.0.0.1"}, {"port", 0}, {"tls", tls}}};
+    tls_backend = std::make_unique<SluiceProcess>(inner);
+    config["threads"] = 1;  // one pool: the reuse below is exact
+    config["backends"]["demo"]["endpoints"] = {"127.0.0.1:" +
+                                               std::to_string(tls_backend->listener_port("https"))};
+    config["backends"]["demo"]["tls"] = {
+        {"enabled", true}, {"ca", pki.ca_cert()}, {"server_name", "backend.internal.test"}};
+  }
+
+  double backend_handshakes() {
+    return scrape_metrics(*tls_backend)
+        .value("sluice_tls_handshakes_total", {{"listener", "https"}, {"result", "ok"}});
+  }
+
+  std::unique_ptr<SluiceProcess> tls_backend;
+};
+
+TEST_F(UpstreamTlsTest, RequestsGoOverVerifiedTlsOnPooledConnections) {
+  start_tls_backend();
+  SluiceProcess gateway(config);
+  HttpClient client(gateway.proxy_port());
+  for (int i = 0; i < 5; ++i) {
+    const json echoed = echoed_request(client, "/headers");
+    EXPECT_EQ(echoed["method"], "GET");
+  }
+  HttpClient other(gateway.proxy_port());
+  EXPECT_EQ(other.get("/ok").body(), "ok\n");
+  EXPECT_EQ(backend_handshakes(), 1) << "six requests, one TLS connection, pooled";
+  // The backend saw a TLS client: the request reached it through its HTTPS listener.
+  EXPECT_EQ(
+      scrape_metrics(*tls_backend)
+          .value("sluice_requests_total", {{"route", "all"}, {"backend", "demo"}, {"code", "200"}}),
+      6);
+}
+
+TEST_F(UpstreamTlsTest, AnIpEndpointIsVerifiedByItsAddressWithoutServerName) {
+  start_tls_backend();
+  config["backends"]["demo"]["tls"].erase("server_name");
+  SluiceProcess gateway(config);
+  HttpClient client(gateway.proxy_port());
+  EXPECT_EQ(client.get("/ok").result_int(), 200);
+}
+
+TEST_F(UpstreamTlsTest, AFailedVerificationIs502ConnectErrorWithTheReasonLogged) {
+  start_tls_backend();
+  config["backends"]["demo"]["tls"]["server_name"] = "someone-else.test";
+  SluiceProcess gateway(config);
+  HttpClient client(gateway.proxy_port());
+  Response res = client.get("/ok");
+  EXPECT_EQ(res.result_int(), 502);
+  EXPECT_EQ(error_code(res), "upstream_connect_error");
+  ASSERT_TRUE(wait_until("the reason is logged", [&] {
+    return gateway.process().output().find("upstream tls handshake failed endpoint=127.0.0.1:") !=
+           std::string::npos;
+  }));
+  EXPECT_NE(
+      gateway.process().output().find("reason=\"certificate verify failed: hostname mismatch\""),
+      std::string::npos)
+      << gateway.process().output();
+  EXPECT_GE(scrape_metrics(gateway).value("sluice_upstream_requests_total",
+                                          {{"backend", "demo"}, {"outcome", "connect_error"}}),
+            1);
+}
+
+TEST_F(UpstreamTlsTest, AnotherCasCertificateFailsUnlessVerifyIsOff) {
+  start_tls_backend();
+  TestPki other_pki;
+  config["backends"]["demo"]["tls"]["ca"] = other_pki.ca_cert();
+  {
+    SluiceProcess gateway(config);
+    HttpClient client(gateway.proxy_port());
+    EXPECT_EQ(client.get("/ok").result_int(), 502);
+    ASSERT_TRUE(wait_until("the reason is logged", [&] {
+      return gateway.process().output().find(
+                 "certificate verify failed: unable to get local "
+                 "issuer certificate") != std::string::npos;
+    }));
+  }
+  config["backends"]["demo"]["tls"]["verify"] = false;
+  SluiceProcess gateway(config);
+  EXPECT_NE(gateway.process().output().find("backend=demo tls.verify=false"), std::string::npos);
+  HttpClient client(gateway.proxy_port());
+  EXPECT_EQ(client.get("/ok").result_int(), 200);
+}
+
+TEST_F(UpstreamTlsTest, AClientCertificateOpensABackendThatRequiresOne) {
+  TestPki clients;
+  start_tls_backend(clients.ca_cert());
+  {
+    SluiceProcess gateway(config);  // no certificate: the backend refuses the handshake
+    HttpClient client(gateway.proxy_port());
+    EXPECT_EQ(client.get("/ok").result_int(), 502);
+  }
+  const TestPki::Issued mine = clients.issue("gateway", "sluice-gateway", {});
+  config["backends"]["demo"]["tls"]["cert"] = mine.cert;
+  config["backends"]["demo"]["tls"]["key"] = mine.key;
+  SluiceProcess gateway(config);
+  HttpClient client(gateway.proxy_port());
+  EXPECT_EQ(client.get("/ok").result_int(), 200);
+}
+
+TEST_F(UpstreamTlsTest, AnUnreadableCaStopsTheStartNamingItsField) {
+  start_tls_backend();
+  config["backends"]["demo"]["tls"]["ca"] = "/nonexistent/ca.pem";
+  SluiceProcess::Options options;
+  options.wait_ready = false;
+  SluiceProcess gateway(config, options);
+  EXPECT_EQ(gateway.process().wait_exit(), 1);
+  EXPECT_NE(
+      gateway.process().output().find("backends.demo.tls.ca: cannot load /nonexistent/ca.pem"),
+      std::string::npos)
+      << gateway.process().output();
+}
+
+}  // namespace
+}  // namespace sluice::testing
