@@ -6,7 +6,7 @@
 # targets measured in interleaved rounds of the same run are what to read.
 #
 # usage: tests/bench/peer_compare.sh [throughput] [pinned] [limits] [accesslog] [redis] [idle]
-#                                     [stream]                            (default: all seven)
+#                                     [stream] [tls]                      (default: all eight)
 #   throughput  wrk keep-alive load through every target, no CPU pinning, rounds interleaved
 #               (direct sluice-1 sluice-2 nginx-1 nginx-2 haproxy-1 haproxy-2, then again ...)
 #   pinned      the same for the 1-worker targets: proxy on cpu 0, wrk + backend on cpu 1
@@ -26,6 +26,11 @@
 #               ceiling
 #   idle        RSS of sluice (and nginx) holding IDLE_CONNS idle keep-alive client connections
 #   stream      sluice's peak RSS growth while STREAM_BYTES stream down (/bytes) and up (/echo)
+#   tls         HTTPS, pinned like `pinned`, sluice-tls against nginx-tls (1 worker each, the same
+#               ECDSA P-256 certificate, TLS 1.3 only): keep-alive req/s (variant tls), new TLS
+#               connections per second with one request each (variant tlsnew: wrk sends
+#               `Connection: close`, so every request is a full handshake), and the RSS of each
+#               holding IDLE_CONNS idle TLS connections (idle_clients.py --tls)
 #
 # Environment (defaults in brackets):
 #   ROUNDS [3]  DURATION [10s]  WARMUP [2s]  CONNECTIONS [64]  WRK_THREADS [1]  REQ_PATH [/ok]
@@ -162,11 +167,13 @@ wait_for_line() {
   return 1
 }
 
-# wait_for_http NAME PID PORT: until GET REQ_PATH on PORT answers 200.
+# wait_for_http NAME PID PORT [SCHEME]: until GET REQ_PATH on PORT answers 200 (https: any
+# certificate).
 wait_for_http() {
   local name=$1 pid=$2 port=$3 deadline=$((SECONDS + READY_TIMEOUT_S))
   while ((SECONDS < deadline)); do
-    curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:$port$REQ_PATH" 2>/dev/null && return 0
+    curl -fsSk -o /dev/null --max-time 1 "${4:-http}://127.0.0.1:$port$REQ_PATH" 2>/dev/null &&
+      return 0
     if ! is_alive "$pid"; then
       warn "$name exited during start-up:"
       show_log "$name"
@@ -404,7 +411,8 @@ start_sluice() {
   [[ -z ${6:-} ]] || access_log="{\"enabled\": true, \"path\": \"$6\"}"
   render "$PEERS_DIR/$template" "$config" "THREADS=$threads" "BACKEND_PORT=$BACKEND_PORT" \
     "MAX_CONNECTIONS=$((IDLE_CONNS + 10000))" "MAX_BODY_BYTES=$((2 * STREAM_BYTES))" \
-    "TIMEOUT_MS=$timeout_ms" "REDIS_PORT=${REDIS_PORT:-0}" "ACCESS_LOG=$access_log"
+    "TIMEOUT_MS=$timeout_ms" "REDIS_PORT=${REDIS_PORT:-0}" "ACCESS_LOG=$access_log" \
+    "CERT_DIR=${CERT_DIR:-}"
   if ! "$SLUICE_BIN" --check --config "$config" >"$LOGDIR/$name.check.log" 2>&1; then
     warn "sluice rejects $config:"
     sed 's/^/    | /' "$LOGDIR/$name.check.log" >&2
@@ -415,7 +423,9 @@ start_sluice() {
   wait_for_line "$name" "$SPAWNED_PID" 'ready proxy=' || return 1
   local port
   port=$(sed -E 's/.*ready proxy=[^ ]*:([0-9]+).*/\1/' <<<"$READY_LINE")
-  wait_for_http "$name" "$SPAWNED_PID" "$port" || return 1
+  local scheme=http
+  [[ $template != sluice-tls.json.in ]] || scheme=https
+  wait_for_http "$name" "$SPAWNED_PID" "$port" "$scheme" || return 1
   TARGET_PORT[$name]=$port
   TARGET_PID[$name]=$SPAWNED_PID
   TARGET_ADMIN[$name]=$(sed -nE 's/.* admin=[^ ]*:([0-9]+).*/\1/p' <<<"$READY_LINE")
@@ -442,7 +452,8 @@ start_nginx() {
   render "$PEERS_DIR/$template" "$dir/nginx.conf" "DIR=$dir" "PORT=$port" \
     "WORKERS=$workers" "BACKEND_PORT=$BACKEND_PORT" "FD_LIMIT=$FD_LIMIT" \
     "WORKER_CONNECTIONS=$((FD_LIMIT - 64))" "USER_DIRECTIVE=$(nginx_user_directive)" \
-    "RATE=$NGINX_LIMIT_RATE" "BURST=$((10 * CONNECTIONS))" "ACCESS_LOG=$access_log"
+    "RATE=$NGINX_LIMIT_RATE" "BURST=$((10 * CONNECTIONS))" "ACCESS_LOG=$access_log" \
+    "CERT_DIR=${CERT_DIR:-}"
   if ! nginx -t -q -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" >"$LOGDIR/$name.check.log" 2>&1; then
     warn "nginx rejects $dir/nginx.conf:"
     sed 's/^/    | /' "$LOGDIR/$name.check.log" >&2
@@ -450,7 +461,9 @@ start_nginx() {
   fi
   pin_cmd "$cpus"
   spawn "$name" "${PIN[@]}" nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log"
-  wait_for_http "$name" "$SPAWNED_PID" "$port" || return 1
+  local scheme=http
+  [[ $template != nginx-tls.conf.in ]] || scheme=https
+  wait_for_http "$name" "$SPAWNED_PID" "$port" "$scheme" || return 1
   TARGET_PORT[$name]=$port
   TARGET_PID[$name]=$SPAWNED_PID # the master: cpu_ticks/rss_kb add its workers
 }
@@ -487,6 +500,7 @@ start_target() {
   case $name in
     direct) return 0 ;;
     sluice-limits) start_sluice "$name" 1 "$cpus" 30000 sluice-limits.json.in ;;
+    sluice-tls | sluice-tls-idle) start_sluice "$name" 1 "$cpus" 30000 sluice-tls.json.in ;;
     sluice-log) start_sluice "$name" 1 "$cpus" 30000 sluice.json.in "$LOGDIR/$name.access.log" ;;
     sluice-redis)
       start_sluice "$name" 1 "$cpus" 30000 sluice-redis.json.in || return 1
@@ -500,7 +514,9 @@ start_target() {
         SKIP_REASON="nginx is not installed"
         return 1
       }
-      if [[ $name == nginx-limit_req ]]; then
+      if [[ $name == nginx-tls || $name == nginx-tls-idle ]]; then
+        start_nginx "$name" 1 "$cpus" nginx-tls.conf.in
+      elif [[ $name == nginx-limit_req ]]; then
         start_nginx "$name" 1 "$cpus" nginx-limits.conf.in
       elif [[ $name == nginx-log ]]; then
         start_nginx "$name" 1 "$cpus" nginx-proxy.conf.in "$LOGDIR/$name.access.log"
@@ -553,14 +569,17 @@ wrk_parse() {
 WRK_PIN=()
 WRK_SCRIPT=() # wrk -s SCRIPT: set for every target of a section alike (keys.lua for `limits`)
 WRK_SCRIPT_ARGS=() # after the URL: `-- ARGS...` for the script
+WRK_SCHEME=http    # https for the tls variants
+WRK_HEADERS=()     # -H ... for every target of a section alike (Connection: close for tlsnew)
 
 # wrk_run DURATION TARGET [wrk options...]: wrk against TARGET with this section's pinning and
 # script.
 wrk_run() {
   local duration=$1 target=$2
   shift 2
-  "${WRK_PIN[@]}" wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"$duration" "${WRK_SCRIPT[@]}" "$@" \
-    "http://127.0.0.1:${TARGET_PORT[$target]}$REQ_PATH" "${WRK_SCRIPT_ARGS[@]}"
+  "${WRK_PIN[@]}" wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"$duration" "${WRK_SCRIPT[@]}" \
+    "${WRK_HEADERS[@]}" "$@" "$WRK_SCHEME://127.0.0.1:${TARGET_PORT[$target]}$REQ_PATH" \
+    "${WRK_SCRIPT_ARGS[@]}"
 }
 
 # measure VARIANT TARGET ROUND: one wrk run, one line in raw.tsv.
@@ -667,8 +686,21 @@ PY
 # VARIANT is shared (section throughput), pinned or limits.
 throughput_phase() {
   local variant=$1 proxy_cpus="" other_cpus="" targets round t started=()
-  WRK_SCRIPT=() WRK_SCRIPT_ARGS=()
+  WRK_SCRIPT=() WRK_SCRIPT_ARGS=() WRK_SCHEME=http WRK_HEADERS=()
   case $variant in
+    tls)
+      proxy_cpus=0 other_cpus=1
+      targets=(sluice-tls nginx-tls)
+      WRK_SCHEME=https
+      log "=== TLS: keep-alive HTTPS (TLS 1.3, ECDSA P-256), pinned like PINNED ==="
+      ;;
+    tlsnew)
+      proxy_cpus=0 other_cpus=1
+      targets=(sluice-tls nginx-tls)
+      WRK_SCHEME=https WRK_HEADERS=(-H "Connection: close")
+      log "=== TLS NEW CONNECTIONS: one request per TLS connection (a full handshake each)," \
+        "pinned like PINNED ==="
+      ;;
     pinned)
       proxy_cpus=0 other_cpus=1
       targets=(direct sluice-1 nginx-1 haproxy-1)
@@ -835,8 +867,10 @@ idle_run() {
   sleep 1
   before=$(rss_kb "$pid")
   log "idle: $IDLE_CONNS connections to $label (RSS before: $((before / 1024)) MB)"
+  local tls_flag=()
+  [[ -z ${IDLE_TLS:-} ]] || tls_flag=(--tls)
   spawn "idle-clients-$name" python3 "$PEERS_DIR/idle_clients.py" --port "$port" \
-    --count "$IDLE_CONNS" --path "$REQ_PATH"
+    --count "$IDLE_CONNS" --path "$REQ_PATH" "${tls_flag[@]}"
   client=$SPAWNED_PID
   local deadline=$((SECONDS + 180))
   until grep -qs '^ready ' "$LOGDIR/idle-clients-$name.log"; do
@@ -878,6 +912,28 @@ idle_phase() {
   fi
   if ((HAVE_NGINX)) && start_nginx nginx-idle 1 ""; then
     idle_run nginx-idle "nginx 1 worker (master + worker RSS)" || warn "the nginx idle test failed"
+  fi
+  stop_all
+}
+
+# tls_phase: the certificate both servers use, then the keep-alive and new-connection
+# variants, then the idle TLS connections.
+tls_phase() {
+  CERT_DIR=$WORK/tls-cert
+  "$ROOT/deploy/dev.sh" certs "$CERT_DIR" 2>/dev/null || die "cannot make the TLS certificate"
+  meta tls.certificate "ECDSA P-256, $(openssl x509 -noout -subject -in "$CERT_DIR/tls.crt")"
+  throughput_phase tls
+  throughput_phase tlsnew
+  log "=== idle TLS connections: RSS with $IDLE_CONNS idle TLS clients ==="
+  enter_phase tls-idle
+  start_backend backend ""
+  if start_target sluice-tls-idle ""; then
+    IDLE_TLS=1 idle_run sluice-tls-idle "sluice threads=1, TLS 1.3" ||
+      warn "the sluice TLS idle test failed"
+  fi
+  if ((HAVE_NGINX)) && start_target nginx-tls-idle ""; then
+    IDLE_TLS=1 idle_run nginx-tls-idle "nginx 1 worker, TLS 1.3 (master + worker RSS)" ||
+      warn "the nginx TLS idle test failed"
   fi
   stop_all
 }
@@ -939,11 +995,11 @@ stream_phase() {
 
 main() {
   local sections=("$@") s
-  ((${#sections[@]} > 0)) || sections=(throughput pinned limits accesslog redis idle stream)
+  ((${#sections[@]} > 0)) || sections=(throughput pinned limits accesslog redis idle stream tls)
   for s in "${sections[@]}"; do
     case $s in
-      throughput | pinned | limits | accesslog | redis | idle | stream) ;;
-      *) die "unknown section '$s' (throughput, pinned, limits, accesslog, redis, idle, stream)" ;;
+      throughput | pinned | limits | accesslog | redis | idle | stream | tls) ;;
+      *) die "unknown section '$s' (throughput, pinned, limits, accesslog, redis, idle, stream, tls)" ;;
     esac
   done
   [[ $LIMIT_KEYS =~ ^[1-9][0-9]*$ ]] || die "LIMIT_KEYS must be a positive integer"
@@ -986,6 +1042,7 @@ main() {
       redis) throughput_phase redis ;;
       idle) idle_phase ;;
       stream) stream_phase ;;
+      tls) tls_phase ;;
     esac
   done
 

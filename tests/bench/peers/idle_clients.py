@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Holds many idle keep-alive client connections open against an HTTP server.
 
-Opens --count connections to --host:--port, sends one `GET --path` on each, reads the whole
+Opens --count connections to --host:--port (over TLS with --tls, the certificate not
+verified: the server's memory is what is measured), sends one `GET --path` on each, reads the whole
 response (Content-Length framed), then keeps every connection open and idle. Talks to
 tests/bench/peer_compare.sh through stdout and signals:
   - prints `ready open=N failed=M seconds=S` once every connection has its response (or failed);
@@ -14,6 +15,7 @@ import argparse
 import asyncio
 import resource
 import signal
+import ssl
 import sys
 import time
 
@@ -32,7 +34,9 @@ async def open_one(args, gate: asyncio.Semaphore, held: list, failures: list) ->
     async with gate:  # bounds the connects in flight, so the listen backlog never overflows
         try:
             reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(args.host, args.port), args.timeout)
+                asyncio.open_connection(args.host, args.port, ssl=args.ssl_context,
+                                        server_hostname="localhost" if args.ssl_context else None),
+                args.timeout)
             request = f"GET {args.path} HTTP/1.1\r\nHost: {args.host}:{args.port}\r\n\r\n"
             writer.write(request.encode())
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), args.timeout)
@@ -61,7 +65,13 @@ async def main() -> int:
     parser.add_argument("--count", type=int, default=10000)
     parser.add_argument("--parallel", type=int, default=256)
     parser.add_argument("--timeout", type=float, default=20.0)
+    parser.add_argument("--tls", action="store_true", help="connect over TLS")
     args = parser.parse_args()
+    args.ssl_context = None
+    if args.tls:
+        args.ssl_context = ssl.create_default_context()
+        args.ssl_context.check_hostname = False
+        args.ssl_context.verify_mode = ssl.CERT_NONE
     raise_fd_limit(args.count)
 
     held: list = []

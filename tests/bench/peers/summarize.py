@@ -32,6 +32,8 @@ LABELS = {
     "sluice-redis": "sluice threads=1, the same limit in Redis (store redis)",
     "sluice-log": "sluice threads=1, access log to a file",
     "nginx-log": "nginx 1 worker, access log to a file (buffer=64k flush=1s)",
+    "sluice-tls": "sluice threads=1, HTTPS (TLS 1.3, ECDSA P-256)",
+    "nginx-tls": "nginx 1 worker, HTTPS (TLS 1.3, the same certificate)",
 }
 VARIANTS = {
     "shared": "no pinning: wrk, backend and proxy share both cores",
@@ -42,7 +44,14 @@ VARIANTS = {
                  "PINNED",
     "redis": "REDIS: the same limit in the memory store and in Redis (X-API-Key over {keys} "
              "keys), pinned like PINNED, redis-server on cpu 1 with wrk and the backend",
+    "tls": "TLS: keep-alive HTTPS, pinned like PINNED",
+    "tlsnew": "TLS NEW CONNECTIONS: one request per connection (`Connection: close`, a full "
+              "TLS 1.3 handshake each; req/s = new connections/s), pinned like PINNED",
 }
+# The TLS issue's targets (sections tls and tlsnew, and the idle TLS connections).
+TLS_OURS, TLS_PEER = "sluice-tls", "nginx-tls"
+TLS_MIN_RPS_RATIO = 1.0
+TLS_MAX_IDLE_MEMORY_RATIO = 1.5
 # The `redis` section (distributed limits): the Redis store against the memory store.
 REDIS_MEMORY, REDIS_OURS = "sluice-limits", "sluice-redis"
 REDIS_MIN_RPS_RATIO = 0.60
@@ -230,6 +239,21 @@ def ratios(targets: dict) -> list:
     return rows
 
 
+def tls_ratio(targets: dict) -> dict:
+    """sluice-tls / nginx-tls: req/s (the target), p99 and proxy CPU per request."""
+    ours, theirs = targets.get(TLS_OURS), targets.get(TLS_PEER)
+    if not ours or not theirs:
+        return {}
+
+    def ratio(metric):
+        a, b = ours.get(metric), theirs.get(metric)
+        return a / b if a is not None and b else None
+
+    row = {"rps": ratio("rps"), "p99": ratio("p99_us"), "cpu": ratio("cpu_us_per_req")}
+    row["met"] = None if row["rps"] is None else row["rps"] >= TLS_MIN_RPS_RATIO
+    return row
+
+
 def with_goal(value, met, goal, at_least: bool) -> str:
     """A ratio beside its target and verdict, e.g. `1.04 (≥ 1.0: met)`."""
     if goal is None:
@@ -337,7 +361,15 @@ def throughput_tables(summary: dict, meta: dict, raw: list) -> list:
             lines += redis_lines(targets, meta)
         if variant == "accesslog":
             lines += accesslog_lines(targets, notes)
-        pairs = ratios(targets) if variant not in ("limits", "redis", "accesslog") else []
+        if variant in ("tls", "tlsnew"):
+            r = tls_ratio(targets)
+            if r:
+                lines.append("")
+                lines.append(f"sluice-tls / nginx-tls: req/s "
+                             f"{with_goal(r['rps'], r['met'], TLS_MIN_RPS_RATIO, True)}, p99 "
+                             f"{fmt(r['p99'], 2)}, proxy CPU per request {fmt(r['cpu'], 2)}.")
+        pairs = (ratios(targets) if variant not in ("limits", "redis", "accesslog", "tls", "tlsnew")
+                 else [])
         if pairs:
             lines.append("")
             lines.append("Ratios at equal workers (req/s > 1: sluice faster; p99 and CPU < 1: "
@@ -408,13 +440,25 @@ def memory_tables(memory: list) -> tuple:
         lines.append("| server | connections held | RSS before | RSS with connections | "
                      "growth per connection | target |")
         lines.append("| --- | ---: | ---: | ---: | ---: | --- |")
+        per_conn = {}
         for target, m in idle.items():
             before, after = number(m.get("rss_before_kb")), number(m.get("rss_with_conns_kb"))
             held = number(m.get("open_after_hold"))
-            per = (after - before) * 1024 / held if before and after and held else None
+            per_conn[target] = (after - before) * 1024 / held if before and after and held else None
+        for target, m in idle.items():
+            before, after = number(m.get("rss_before_kb")), number(m.get("rss_with_conns_kb"))
+            held = number(m.get("open_after_hold"))
+            per = per_conn[target]
             goal = "≤ 64 MB" if target.startswith("sluice") else "(reference)"
             if target.startswith("sluice") and after is not None:
                 goal += ": met" if after <= 64 * 1024 else ": **missed**"
+            if target == "sluice-tls-idle":
+                peer = per_conn.get("nginx-tls-idle")
+                ratio = per / peer if per is not None and peer else None
+                goal = (f"per connection ≤ {TLS_MAX_IDLE_MEMORY_RATIO:g}x nginx's: "
+                        f"{fmt(ratio, 2)}x" + ("" if ratio is None else
+                                               ": met" if ratio <= TLS_MAX_IDLE_MEMORY_RATIO
+                                               else ": **missed**"))
             lines.append(
                 f"| {m.get('label', target)} | {fmt(held)} (failed {m.get('failed', '?')}) | "
                 f"{fmt(kb_to_mb(before), 1, ' MB')} | {fmt(kb_to_mb(after), 1, ' MB')}"
@@ -461,7 +505,9 @@ def main() -> int:
         "meta": meta,
         "throughput": throughput,
         "ratios": {variant: ratios(targets) for variant, targets in throughput.items()
-                   if variant not in ("limits", "redis", "accesslog")},
+                   if variant not in ("limits", "redis", "accesslog", "tls", "tlsnew")},
+        "tls": {variant: tls_ratio(throughput.get(variant, {})) for variant in ("tls", "tlsnew")
+                if variant in throughput},
         "limits": (limits_comparison(throughput.get("limits", {}), raw)
                    if "limits" in throughput else None),
         "redis": (redis_comparison(throughput.get("redis", {}))
