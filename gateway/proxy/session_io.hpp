@@ -91,13 +91,15 @@ template <typename Stream>
 Task<void> close_gracefully(Stream& stream, beast::flat_buffer& buffer, Deadline& deadline,
                             const core::Clock& clock, bool linger) {
   if constexpr (requires { requires StreamOps<Stream>::kSendsCloseNotify; }) {
-    // TLS: close_notify, then wait (as long as a linger) for the client's or its close.
+    // TLS: close_notify (the client can tell the end from a cut); when the client may still
+    // be sending, wait (as long as a linger) for its close_notify or close, else close now.
     (void)buffer;
-    (void)linger;
-    if (StreamOps<Stream>::is_open(stream)) {
+    if (linger && StreamOps<Stream>::is_open(stream)) {
       deadline.arm(clock.now() + kLingerTime);
       co_await stream.async_shutdown(kAsTuple);
       deadline.disarm();
+    } else if (StreamOps<Stream>::is_open(stream)) {
+      stream.send_close_notify();
     }
   } else {
     StreamOps<Stream>::shutdown_send(stream);

@@ -1,18 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include <boost/asio/ssl/stream.hpp>
 #include <optional>
 
 #include "gateway/proxy/net.hpp"
 #include "gateway/proxy/stream_ops.hpp"
+#include "gateway/proxy/tls_socket.hpp"
 
-// A client connection over TLS (docs/tls.md): Asio's ssl::stream on the worker's socket type,
-// and what the data path needs of it beyond reading and writing (docs/architecture.md,
-// "Streams").
+// A client connection over TLS (docs/tls.md): OpenSSL on the worker's socket (TlsSocket), and
+// what the data path needs of it beyond reading and writing (docs/architecture.md, "Streams").
 namespace sluice::proxy {
 
-using TlsStream = net::ssl::stream<Socket>;
+using TlsStream = TlsSocket;
 
 template <>
 struct StreamOps<TlsStream> {

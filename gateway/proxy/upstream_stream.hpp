@@ -2,25 +2,25 @@
 #pragma once
 
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/ssl/stream.hpp>
 #include <optional>
 #include <utility>
 
 #include "gateway/proxy/net.hpp"
 #include "gateway/proxy/stream_ops.hpp"
+#include "gateway/proxy/tls_socket.hpp"
 
 // The stream of an upstream connection (docs/tls.md "Upstream TLS"; docs/architecture.md
 // "Streams"): plain TCP, or TLS over it for a backend with `tls.enabled`.
 namespace sluice::proxy {
 
-/// A TCP socket that may be wrapped in TLS after it connects: one type for the worker's pools
-/// and exchanges whatever each backend speaks. Reads and writes go to the TLS stream when there
-/// is one, else straight to the socket: one branch, no type erasure (the completion handler
+/// A TCP socket that may be wrapped in TLS (TlsSocket) after it connects: one type for the worker's
+/// pools and exchanges whatever each backend speaks. Reads and writes go to the TLS stream when
+/// there is one, else straight to the socket: one branch, no type erasure (the completion handler
 /// passes through unchanged, with its executor and allocator). Confined to its worker's thread.
 class UpstreamStream {
  public:
   using executor_type = Executor;
-  using Tls = net::ssl::stream<Socket>;
+  using Tls = TlsSocket;
 
   explicit UpstreamStream(const Executor& executor) : socket_(executor) {}
 

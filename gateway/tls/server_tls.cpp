@@ -205,6 +205,9 @@ std::shared_ptr<const ServerTls> ServerTls::load(const config::ListenerTlsConfig
     error = path + ".certificates: must name at least one certificate";
     return nullptr;
   }
+  if (served->certificates_.size() == 1) {
+    return served;  // nothing to choose: no SNI callback on every handshake
+  }
   SSL_CTX* initial = served->certificates_.front().context->native_handle();
   // (the SSL_CTX_set_tlsext_servername_* macros, without their C casts)
   SSL_CTX_callback_ctrl(initial, SSL_CTRL_SET_TLSEXT_SERVERNAME_CB,

@@ -21,7 +21,13 @@ int on_ticket_key(SSL* ssl, unsigned char* name, unsigned char* iv, EVP_CIPHER_C
                   EVP_MAC_CTX* mac, int enc) {
   const auto* keys =
       static_cast<const TicketKeys*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), keys_index()));
-  return keys == nullptr ? -1 : keys->on_ticket(name, iv, cipher, mac, enc);
+  if (keys == nullptr) {
+    return -1;
+  }
+  const int answer = keys->on_ticket(name, iv, cipher, mac, enc);
+  // TLS 1.3 tickets are single-use for a careful client (RFC 8446 §C.4): a resumed session
+  // gets a fresh one, or the client's next connection is a full handshake.
+  return enc == 0 && answer == 1 && SSL_version(ssl) >= TLS1_3_VERSION ? 2 : answer;
 }
 
 bool set_mac_key(EVP_MAC_CTX* mac, const std::array<unsigned char, 32>& key) {

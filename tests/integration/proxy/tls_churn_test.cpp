@@ -111,10 +111,12 @@ TEST_F(TlsChurnTest, AThousandHandshakesLeaveNoFileDescriptorsOrMemoryBehind) {
   // (Sockets still closing, the scrapes' own admin connections: it may take a moment.)
   std::size_t now_fds = 0;
   // The baseline itself may hold one such transient socket: no more than before is the test.
-  EXPECT_TRUE(wait_until("no more descriptors than before", [&] {
-    now_fds = open_fds(pid) - idle_upstream();
-    return now_fds <= fds;
-  })) << now_fds << " descriptors, " << fds << " before";
+  EXPECT_TRUE(wait_until("no more descriptors than before",
+                         [&] {
+                           now_fds = open_fds(pid) - idle_upstream();
+                           return now_fds <= fds;
+                         }))
+      << now_fds << " descriptors, " << fds << " before";
   const Scrape s = scrape_metrics(gateway);
   EXPECT_GE(s.value("sluice_tls_handshakes_total", {{"listener", "secure"}, {"result", "ok"}}),
             667 + 134);

@@ -92,6 +92,28 @@ TEST_F(TlsTest, ASessionIsResumedFromItsTicket) {
   }
 }
 
+TEST_F(TlsTest, LargeBodiesStreamBothWaysOverTls) {
+  // Many records, a socket buffer that fills (the writes wait for it), and reads that end
+  // mid-record: 32 MiB down and up through the TLS listener.
+  config["http"]["max_body_bytes"] = std::size_t{1} << 30;
+  SluiceProcess gateway(config);
+  const std::uint16_t port = gateway.listener_port("secure");
+  constexpr std::size_t kBytes = std::size_t{32} << 20;
+  ProcessResult r =
+      curl_https(port, "api.example.test", pki.ca_cert(), "/bytes/" + std::to_string(kBytes),
+                 {"-o", "/dev/null", "-w", "%{size_download} "});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out.starts_with(std::to_string(kBytes) + " ")) << r.out;
+  const std::string upload = (pki.dir() / "upload.bin").string();
+  r = run_process(
+      {"/bin/sh", "-c", "head -c " + std::to_string(kBytes) + " /dev/urandom > " + upload});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = curl_https(port, "api.example.test", pki.ca_cert(), "/count",
+                 {"-X", "POST", "--data-binary", "@" + upload});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out.substr(0, r.out.rfind('\n')))["bytes"], kBytes) << r.out;
+}
+
 TEST_F(TlsTest, TheVersionFloorRefusesOlderProtocols) {
   config["listeners"][1]["tls"]["min_version"] = "1.3";
   SluiceProcess gateway(config);

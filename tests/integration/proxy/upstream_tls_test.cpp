@@ -29,6 +29,7 @@ class UpstreamTlsTest : public ::testing::Test, protected ProxyFixtureBase {
     json inner = minimal_gateway_config({backend.endpoint()});
     inner.erase("listen");
     inner["threads"] = 1;
+    inner["http"] = {{"max_body_bytes", std::size_t{1} << 30}};
     json tls = {{"certificates", {{{"cert", backend_cert.cert}, {"key", backend_cert.key}}}}};
     if (client_ca) {
       tls["client_ca"] = *client_ca;
@@ -37,6 +38,7 @@ class UpstreamTlsTest : public ::testing::Test, protected ProxyFixtureBase {
     inner["listeners"] = {{{"name", "https"}, {"address", "127.0.0.1"}, {"port", 0}, {"tls", tls}}};
     tls_backend = std::make_unique<SluiceProcess>(inner);
     config["threads"] = 1;  // one pool: the reuse below is exact
+    config["http"] = {{"max_body_bytes", std::size_t{1} << 30}};
     config["backends"]["demo"]["endpoints"] = {"127.0.0.1:" +
                                                std::to_string(tls_backend->listener_port("https"))};
     config["backends"]["demo"]["tls"] = {
@@ -67,6 +69,21 @@ TEST_F(UpstreamTlsTest, RequestsGoOverVerifiedTlsOnPooledConnections) {
       scrape_metrics(*tls_backend)
           .value("sluice_requests_total", {{"route", "all"}, {"backend", "demo"}, {"code", "200"}}),
       6);
+}
+
+TEST_F(UpstreamTlsTest, LargeBodiesStreamBothWaysOverUpstreamTls) {
+  start_tls_backend();
+  SluiceProcess gateway(config);
+  constexpr std::size_t kBytes = std::size_t{16} << 20;
+  const StreamResult down = stream_download(
+      gateway.proxy_port(), "/bytes/" + std::to_string(kBytes), {}, std::chrono::seconds(60));
+  EXPECT_EQ(down.status, 200U) << down.error;
+  EXPECT_EQ(down.body_bytes, kBytes);
+  EXPECT_TRUE(down.pattern_ok);
+  const StreamResult up =
+      stream_upload(gateway.proxy_port(), "/count", kBytes, true, {}, std::chrono::seconds(60));
+  EXPECT_EQ(up.status, 200U) << up.error;
+  EXPECT_EQ(json::parse(up.body_prefix)["bytes"], kBytes) << up.body_prefix;
 }
 
 TEST_F(UpstreamTlsTest, AnIpEndpointIsVerifiedByItsAddressWithoutServerName) {

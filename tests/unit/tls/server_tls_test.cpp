@@ -210,6 +210,29 @@ TEST_F(MemoryHandshakeTest, ATicketResumesAcrossOneKeyRotationButNotTwo) {
   EXPECT_FALSE(after_two.reused) << "a key two rotations old is gone: a full handshake";
 }
 
+TEST_F(MemoryHandshakeTest, EveryResumedSessionGetsAFreshTicketToResumeAgain) {
+  // A client that resumes from the session of its last connection (wrk does) must not fall
+  // back to a full handshake every other time: TLS 1.3 tickets are single-use.
+  const auto served = serve();
+  const Ctx ctx = client();
+  Result last = connect(*served, ctx.get());
+  ASSERT_TRUE(last.ok);
+  for (int i = 0; i < 3; ++i) {
+    Result next = connect(*served, ctx.get(), last.session.get());
+    ASSERT_TRUE(next.ok);
+    EXPECT_TRUE(next.reused) << "resumption " << i;
+    const auto ticket = [](const SSL_SESSION* session) {
+      const unsigned char* data = nullptr;
+      std::size_t size = 0;
+      SSL_SESSION_get0_ticket(session, &data, &size);
+      return std::string(reinterpret_cast<const char*>(data), size);
+    };
+    EXPECT_NE(ticket(next.session.get()), ticket(last.session.get()))
+        << "resumption " << i << " left the client its used ticket only";
+    last = std::move(next);
+  }
+}
+
 TEST_F(MemoryHandshakeTest, ATicketResumesOnItsOwnListenerOnly) {
   const auto here = serve("listeners[0].tls");
   const auto there = serve("listeners[1].tls");  // same keys, same certificate

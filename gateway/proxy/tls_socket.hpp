@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <array>
+#include <boost/asio/append.hpp>
+#include <boost/asio/compose.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream_base.hpp>
+#include <cerrno>
+#include <cstddef>
+#include <iterator>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "gateway/proxy/net.hpp"
+
+// TLS over the worker's socket with OpenSSL reading and writing the socket itself
+// (docs/architecture.md "Streams", docs/decisions/0010-tls-on-the-socket.md).
+namespace sluice::proxy {
+
+/// A TLS connection on a non-blocking TCP socket, OpenSSL doing the socket I/O itself
+/// (SSL_set_fd): an operation calls SSL_read, SSL_write, SSL_do_handshake or SSL_shutdown, and
+/// when OpenSSL wants the socket readable or writable, waits for that with the socket's
+/// async_wait and calls again, as nginx and HAProxy drive OpenSSL. Compared with Asio's
+/// ssl::stream it keeps no buffers of its own (Asio's holds four of 17 KB per connection, in
+/// its engine and BIO pair) and copies nothing through a BIO pair: an idle connection costs
+/// what OpenSSL keeps (its buffers are released when idle, SSL_MODE_RELEASE_BUFFERS), and a
+/// record goes from OpenSSL to the kernel in one send.
+///
+/// The interface is the part of ssl::stream the data path uses: async_handshake,
+/// async_read_some, async_write_some, async_shutdown, next_layer, native_handle. One read and one
+/// write may be pending at once (the duplex relay); OpenSSL's object is confined to the
+/// worker's thread, as the socket is. An operation that finishes at once completes through a
+/// post, never inside its initiating call. Errors: a clean close_notify is net::error::eof, a
+/// close without one ssl::error::stream_truncated, others the OpenSSL error (as Asio reports
+/// them). Move-only; owns the socket and the SSL object.
+class TlsSocket {
+ public:
+  using executor_type = Executor;
+  using handshake_type = net::ssl::stream_base::handshake_type;
+
+  /// Takes the connected `socket`; the connection's SSL object comes from `context`. Writes
+  /// may be partial (one record at a time) and retried from a moved buffer (see write()).
+  TlsSocket(Socket socket, net::ssl::context& context)
+      : socket_(std::move(socket)), ssl_(SSL_new(context.native_handle())) {
+    if (!ssl_) {
+      throw std::bad_alloc();
+    }
+    boost::system::error_code ignored;
+    socket_.non_blocking(true, ignored);
+    SSL_set_fd(ssl_.get(), static_cast<int>(socket_.native_handle()));
+    SSL_set_mode(ssl_.get(), SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  }
+
+  [[nodiscard]] executor_type get_executor() noexcept { return socket_.get_executor(); }
+  [[nodiscard]] Socket& next_layer() noexcept { return socket_; }
+  [[nodiscard]] const Socket& next_layer() const noexcept { return socket_; }
+  [[nodiscard]] SSL* native_handle() noexcept { return ssl_.get(); }
+
+  template <typename Token>
+  auto async_handshake(handshake_type type, Token&& token) {
+    SSL* ssl = ssl_.get();
+    if (type == net::ssl::stream_base::client) {
+      SSL_set_connect_state(ssl);
+    } else {
+      SSL_set_accept_state(ssl);
+    }
+    return run<false>([](SSL* s) { return SSL_do_handshake(s); }, std::forward<Token>(token));
+  }
+
+  /// Reads into the first non-empty buffer (what one record holds, at most).
+  template <typename Buffers, typename Token>
+  auto async_read_some(const Buffers& buffers, Token&& token) {
+    net::mutable_buffer into;
+    for (auto it = net::buffer_sequence_begin(buffers); it != net::buffer_sequence_end(buffers);
+         ++it) {
+      if (net::mutable_buffer b(*it); b.size() != 0) {
+        into = net::buffer(b.data(), std::min(b.size(), kMaxCall));
+        break;
+      }
+    }
+    return run<true>(
+        [into](SSL* s) {
+          std::size_t n = 0;
+          const int r = SSL_read_ex(s, into.data(), into.size(), &n);
+          return r == 1 ? static_cast<int>(n) : r;
+        },
+        std::forward<Token>(token), into.size() == 0);
+  }
+
+  /// Writes one record (at most 16 KiB) from `buffers`. Small pieces (a response head in many
+  /// fields) are copied into one record first, as Asio's ssl::stream does: a record and a send
+  /// per piece would cost the client a decryption each.
+  template <typename Buffers, typename Token>
+  auto async_write_some(const Buffers& buffers, Token&& token) {
+    const bool empty = net::buffer_size(buffers) == 0;
+    return run<true>(
+        [buffers](SSL* s) {
+          // Copied again on a retry: OpenSSL may read on past the record it already made, and
+          // the thread's scratch may have served another connection meanwhile.
+          const net::const_buffer from = linearise(buffers);
+          std::size_t n = 0;
+          const int r = SSL_write_ex(s, from.data(), from.size(), &n);
+          return r == 1 ? static_cast<int>(n) : r;
+        },
+        std::forward<Token>(token), empty);
+  }
+
+  /// Sends close_notify if the socket takes it now, without waiting for the peer's (nginx's
+  /// shutdown without lingering). Best effort: errors are dropped.
+  void send_close_notify() noexcept {
+    ERR_clear_error();
+    SSL_shutdown(ssl_.get());
+    ERR_clear_error();
+  }
+
+  /// Sends close_notify, then waits for the peer's (or its close).
+  template <typename Token>
+  auto async_shutdown(Token&& token) {
+    return run<false>(
+        [](SSL* s) {
+          const int r = SSL_shutdown(s);
+          // 0: ours is sent, the peer's not yet read; asking again reads for it.
+          return r == 0 ? SSL_shutdown(s) : r;
+        },
+        std::forward<Token>(token));
+  }
+
+ private:
+  /// One SSL_read/SSL_write takes an int's worth at most.
+  static constexpr std::size_t kMaxCall = std::size_t{1} << 30;
+  /// A TLS record's payload.
+  static constexpr std::size_t kRecord = std::size_t{16} * 1024;
+
+  /// The first non-empty buffer when it is the only one or a record's worth; else the first
+  /// record's worth of the sequence, copied into the thread's scratch.
+  template <typename Buffers>
+  static net::const_buffer linearise(const Buffers& buffers) {
+    thread_local std::array<char, kRecord> scratch;
+    auto it = net::buffer_sequence_begin(buffers);
+    const auto end = net::buffer_sequence_end(buffers);
+    while (it != end && net::const_buffer(*it).size() == 0) {
+      ++it;
+    }
+    if (it == end) {
+      return {};
+    }
+    const net::const_buffer head(*it);
+    if (head.size() >= kRecord || std::next(it) == end) {
+      return net::buffer(head.data(), std::min(head.size(), kMaxCall));
+    }
+    std::size_t used = 0;
+    for (; it != end && used < kRecord; ++it) {
+      used += net::buffer_copy(net::buffer(scratch.data() + used, kRecord - used),
+                               net::const_buffer(*it));
+    }
+    return net::buffer(scratch.data(), used);
+  }
+
+  /// The error an OpenSSL failure means, as Asio's ssl::stream reports it.
+  static boost::system::error_code error_of(SSL* ssl, int result) {
+    switch (SSL_get_error(ssl, result)) {
+      case SSL_ERROR_ZERO_RETURN:
+        return net::error::eof;
+      case SSL_ERROR_SYSCALL: {
+        const int saved = errno;
+        ERR_clear_error();
+        return saved == 0 ? boost::system::error_code(net::ssl::error::stream_truncated)
+                          : boost::system::error_code(saved, boost::system::system_category());
+      }
+      default: {
+        const unsigned long code = ERR_get_error();
+        ERR_clear_error();
+        if (ERR_GET_REASON(code) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+          return net::ssl::error::stream_truncated;
+        }
+        return {static_cast<int>(code), net::error::get_ssl_category()};
+      }
+    }
+  }
+
+  /// One operation: `call(ssl)` until it succeeds or fails, waiting for the socket in between.
+  template <bool kHasSize, typename Call>
+  struct Op {
+    TlsSocket* self;
+    Call call;
+    bool empty;  ///< a read or write of nothing: completes at once with 0 bytes
+    enum class Step { kStart, kWaited, kPosted } step = Step::kStart;
+    boost::system::error_code result_ec = {};
+    std::size_t result_n = 0;
+
+    template <typename Self>
+    void operator()(Self& op, boost::system::error_code ec = {}) {
+      if (step == Step::kPosted) {
+        return finish(op);
+      }
+      const bool started = step == Step::kStart;
+      step = Step::kWaited;
+      if (ec) {
+        result_ec = ec;  // the wait failed: cancelled by a deadline, or the socket closed
+        return started ? post(op) : finish(op);
+      }
+      SSL* ssl = self->ssl_.get();
+      ERR_clear_error();
+      errno = 0;
+      const int r = empty ? 0 : call(ssl);
+      if (empty || r > 0) {
+        result_n = empty ? 0 : static_cast<std::size_t>(r);
+        return started ? post(op) : finish(op);
+      }
+      const int why = SSL_get_error(ssl, r);
+      if (why == SSL_ERROR_WANT_READ || why == SSL_ERROR_WANT_WRITE) {
+        self->socket_.async_wait(
+            why == SSL_ERROR_WANT_READ ? Socket::wait_read : Socket::wait_write, std::move(op));
+        return;
+      }
+      result_ec = error_of(ssl, r);
+      return started ? post(op) : finish(op);
+    }
+
+    template <typename Self>
+    void post(Self& op) {
+      step = Step::kPosted;
+      net::post(self->socket_.get_executor(), std::move(op));
+    }
+    template <typename Self>
+    void finish(Self& op) {
+      if constexpr (kHasSize) {
+        op.complete(result_ec, result_n);
+      } else {
+        op.complete(result_ec);
+      }
+    }
+  };
+
+  /// Runs `call` as an operation completing with (error_code, bytes) when `kHasSize`, else
+  /// with (error_code).
+  template <bool kHasSize, typename Call, typename Token>
+  auto run(Call call, Token&& token, bool empty = false) {
+    using Signature = std::conditional_t<kHasSize, void(boost::system::error_code, std::size_t),
+                                         void(boost::system::error_code)>;
+    return net::async_compose<Token, Signature>(Op<kHasSize, Call>{this, std::move(call), empty},
+                                                token, socket_);
+  }
+
+  struct Free {
+    void operator()(SSL* ssl) const noexcept { SSL_free(ssl); }
+  };
+  Socket socket_;
+  std::unique_ptr<SSL, Free> ssl_;
+};
+
+}  // namespace sluice::proxy
