@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -26,9 +27,10 @@ namespace sluice::config::detail {
 /// section itself is malformed: then references to it are not checked.
 using KnownNames = std::optional<std::set<std::string, std::less<>>>;
 
-// config_sections.cpp: the server side.
-/// `listen` (one listener named "default") or `listeners`, never both.
+// listener_sections.cpp: `listen` (one listener named "default") or `listeners`, never both.
 std::vector<ListenerConfig> parse_listeners(ObjectReader& root);
+
+// config_sections.cpp: the rest of the server side.
 AdminConfig parse_admin(ObjectReader& root);
 HttpConfig parse_http(ObjectReader& root);
 AccessLogConfig parse_access_log(ObjectReader& root);
@@ -54,6 +56,30 @@ bool is_valid_name(std::string_view name);
 bool is_http_token(std::string_view text);
 /// An environment variable name: [A-Za-z_][A-Za-z0-9_]*.
 bool is_env_name(std::string_view text);
+
+/// ASCII letters and digits.
+bool is_alpha(char c);
+bool is_digit(char c);
+/// An IPv4/IPv6 literal string member; the text as written, or std::nullopt after a problem.
+std::optional<std::string> read_ip_literal(ObjectReader& reader, std::string_view key);
+
+/// Calls `fn(reader, path)` with a reader for each element of the array `key` of `root` that is
+/// an object (finished afterwards), and reports the elements that are not.
+template <typename Fn>
+void for_each_object(ObjectReader& root, std::string_view key, const nlohmann::json& list,
+                     Fn&& fn) {
+  const auto list_path = root.path_of(key);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const auto path = element_path(list_path, i);
+    if (!list[i].is_object()) {
+      root.problems().add(path, "must be an object");
+      continue;
+    }
+    ObjectReader reader(list[i], path, root.problems());
+    fn(reader, path);
+    reader.finish();
+  }
+}
 
 /// Reports at `buckets` unless `buckets` divides `window` (ms) evenly. `window` or `buckets` is
 /// std::nullopt when it was present but invalid (nothing to check); an absent `buckets` member
