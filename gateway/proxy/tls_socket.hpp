@@ -8,6 +8,7 @@
 #include <boost/asio/append.hpp>
 #include <boost/asio/compose.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/stream_base.hpp>
 #include <cerrno>
@@ -46,16 +47,7 @@ class TlsSocket {
 
   /// Takes the connected `socket`; the connection's SSL object comes from `context`. Writes
   /// may be partial (one record at a time) and retried from a moved buffer (see write()).
-  TlsSocket(Socket socket, net::ssl::context& context)
-      : socket_(std::move(socket)), ssl_(SSL_new(context.native_handle())) {
-    if (!ssl_) {
-      throw std::bad_alloc();
-    }
-    boost::system::error_code ignored;
-    socket_.non_blocking(true, ignored);
-    SSL_set_fd(ssl_.get(), static_cast<int>(socket_.native_handle()));
-    SSL_set_mode(ssl_.get(), SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-  }
+  TlsSocket(Socket socket, net::ssl::context& context);
 
   [[nodiscard]] executor_type get_executor() noexcept { return socket_.get_executor(); }
   [[nodiscard]] Socket& next_layer() noexcept { return socket_; }
@@ -113,11 +105,7 @@ class TlsSocket {
 
   /// Sends close_notify if the socket takes it now, without waiting for the peer's (nginx's
   /// shutdown without lingering). Best effort: errors are dropped.
-  void send_close_notify() noexcept {
-    ERR_clear_error();
-    SSL_shutdown(ssl_.get());
-    ERR_clear_error();
-  }
+  void send_close_notify() noexcept;
 
   /// Sends close_notify, then waits for the peer's (or its close).
   template <typename Token>
@@ -163,26 +151,7 @@ class TlsSocket {
   }
 
   /// The error an OpenSSL failure means, as Asio's ssl::stream reports it.
-  static boost::system::error_code error_of(SSL* ssl, int result) {
-    switch (SSL_get_error(ssl, result)) {
-      case SSL_ERROR_ZERO_RETURN:
-        return net::error::eof;
-      case SSL_ERROR_SYSCALL: {
-        const int saved = errno;
-        ERR_clear_error();
-        return saved == 0 ? boost::system::error_code(net::ssl::error::stream_truncated)
-                          : boost::system::error_code(saved, boost::system::system_category());
-      }
-      default: {
-        const unsigned long code = ERR_get_error();
-        ERR_clear_error();
-        if (ERR_GET_REASON(code) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
-          return net::ssl::error::stream_truncated;
-        }
-        return {static_cast<int>(code), net::error::get_ssl_category()};
-      }
-    }
-  }
+  static boost::system::error_code error_of(SSL* ssl, int result);
 
   /// One operation: `call(ssl)` until it succeeds or fails, waiting for the socket in between.
   template <bool kHasSize, typename Call>
