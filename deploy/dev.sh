@@ -27,8 +27,10 @@ readonly PRODUCT_PACKAGES=(
 # The toolchain. Present on the machines CI uses; listed so a bare Debian 12 works too.
 readonly TOOLCHAIN_PACKAGES=(g++ cmake ninja-build clang-format)
 # The deployment artefact tests (tests/deploy): Debian's python3 with PyYAML; the TLS tests: the
-# openssl command line (tests/support/test_pki.hpp) and curl as a real client.
-readonly TEST_TOOL_PACKAGES=(python3 python3-yaml openssl curl)
+# openssl command line (tests/support/test_pki.hpp) and curl as a real client; the upgrade
+# tests: python3-websockets as an independent WebSocket client and server (haproxy, above, is
+# their real PROXY protocol sender).
+readonly TEST_TOOL_PACKAGES=(python3 python3-yaml python3-websockets openssl curl)
 
 log() { printf '==> %s\n' "$*" >&2; }
 

@@ -211,7 +211,8 @@ bool Gateway::bind_listeners() {
   }
   for (std::size_t l = 0; l < listeners_.size(); ++l) {
     const config::ListenerConfig& listener = listeners_[l];
-    proxy::Worker::ListenerSetup setup{listener.name, tls_.slot(l), {}, std::nullopt};
+    proxy::Worker::ListenerSetup setup{
+        listener.name, tls_.slot(l), {}, std::nullopt, listener.proxy_protocol};
     if (listener.tls) {
       setup.handshakes = {&metrics_.tls_handshakes(listener.name, "ok"),
                           &metrics_.tls_handshakes(listener.name, "error")};
@@ -305,6 +306,8 @@ void Gateway::wait_for_signal() {
 
 void Gateway::refresh_gauges() {
   metrics_.downstream_connections().Set(static_cast<double>(gate_.open()));
+  metrics_.tunnels_active().Set(
+      static_cast<double>(services_.tunnels.load(std::memory_order_relaxed)));
   for (const auto& [name, breaker] : breakers_.all()) {
     const breaker::BreakerSnapshot window = breaker->snapshot();
     metrics::BackendMetrics& m = metrics_.backend(name);

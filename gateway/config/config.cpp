@@ -61,4 +61,16 @@ std::string_view to_string(OnError on_error) {
   return "unknown";
 }
 
+std::string_view to_string(RequestIdPolicy policy) {
+  switch (policy) {
+    case RequestIdPolicy::kPreserve:
+      return "preserve";
+    case RequestIdPolicy::kTrusted:
+      return "trusted";
+    case RequestIdPolicy::kReplace:
+      return "replace";
+  }
+  return "preserve";
+}
+
 }  // namespace sluice::config

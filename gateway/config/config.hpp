@@ -24,12 +24,15 @@ enum class StoreType { kMemory, kRedis };
 /// What the limiter does while Redis is unreachable or slow (docs/behaviour.md "Configuration",
 /// `on_error`).
 enum class OnError { kLocal, kLocalShare, kAllow, kDeny };
+/// Whose X-Request-Id a request keeps (docs/behaviour.md "Request ids", `http.request_id`).
+enum class RequestIdPolicy { kPreserve, kTrusted, kReplace };
 
 /// The JSON spellings: "round_robin", "shadow", "redis", "local_share", ...
 std::string_view to_string(Balance balance);
 std::string_view to_string(LimitMode mode);
 std::string_view to_string(StoreType type);
 std::string_view to_string(OnError on_error);
+std::string_view to_string(RequestIdPolicy policy);
 
 /// One certificate of a TLS listener (docs/tls.md).
 struct TlsCertificateConfig {
@@ -59,6 +62,8 @@ struct ListenerConfig {
   std::uint16_t port = 8080;             // 0 = ephemeral (tests)
   std::optional<ListenerTlsConfig> tls;  // set: the listener speaks HTTPS
   bool redirect_to_https = false;        // plain only: every request 308 to the first TLS one
+  bool proxy_protocol =
+      false;  // every connection starts with a PROXY header (docs/proxy-protocol.md)
 
   bool operator==(const ListenerConfig&) const = default;
 };
@@ -80,6 +85,9 @@ struct HttpConfig {
   std::uint32_t max_connections = 10000;
   std::vector<Cidr> trusted_proxies;  // X-Forwarded-For is honoured only from these peers
   bool merge_slashes = true;          // path normalization merges runs of '/' (docs/paths.md)
+  std::chrono::milliseconds tunnel_idle_timeout{
+      300000};  // an upgraded connection (docs/upgrades.md)
+  RequestIdPolicy request_id = RequestIdPolicy::kPreserve;
 
   bool operator==(const HttpConfig&) const = default;
 };
@@ -182,6 +190,7 @@ struct RouteConfig {
   std::vector<std::string> methods;  // empty = any method
   std::optional<std::string> host;
   bool strip_prefix = false;
+  bool upgrades = true;  // forward Upgrade requests as tunnels (docs/upgrades.md)
 
   bool operator==(const RouteConfig&) const = default;
 };

@@ -55,7 +55,9 @@ json http_json(const HttpConfig& http) {
           {"idle_timeout_ms", http.idle_timeout.count()},
           {"max_connections", http.max_connections},
           {"trusted_proxies", std::move(proxies)},
-          {"merge_slashes", http.merge_slashes}};
+          {"merge_slashes", http.merge_slashes},
+          {"tunnel_idle_timeout_ms", http.tunnel_idle_timeout.count()},
+          {"request_id", to_string(http.request_id)}};
 }
 
 json overrides_json(const Config& config) {
@@ -75,7 +77,8 @@ json listeners_json(const std::vector<ListenerConfig>& listeners) {
     json item = {{"name", listener.name},
                  {"address", listener.address},
                  {"port", listener.port},
-                 {"redirect_to_https", listener.redirect_to_https}};
+                 {"redirect_to_https", listener.redirect_to_https},
+                 {"proxy_protocol", listener.proxy_protocol}};
     if (listener.tls) {
       json certificates = json::array();
       for (const auto& cert : listener.tls->certificates) {
@@ -142,7 +145,8 @@ json to_json(const RouteConfig& route) {
           {"limit", optional_string(route.limit)},
           {"methods", route.methods.empty() ? json(nullptr) : json(route.methods)},
           {"host", optional_string(route.host)},
-          {"strip_prefix", route.strip_prefix}};
+          {"strip_prefix", route.strip_prefix},
+          {"upgrades", route.upgrades}};
 }
 
 json limits_json(const Config& config) {

@@ -55,6 +55,17 @@ void check_client_cert_identity(ObjectReader& root, const Config& config) {
   }
 }
 
+/// A PROXY header is believed only from a trusted proxy: without any, every connection of a
+/// `proxy_protocol` listener would be refused.
+void check_proxy_protocol(ObjectReader& root, const Config& config) {
+  for (std::size_t i = 0; i < config.listeners.size(); ++i) {
+    if (config.listeners[i].proxy_protocol && config.http.trusted_proxies.empty()) {
+      root.problems().add(element_path(root.path_of("listeners"), i) + ".proxy_protocol",
+                          "needs http.trusted_proxies (the balancers allowed to send the header)");
+    }
+  }
+}
+
 Config parse_document(ObjectReader& root, const nlohmann::json& document) {
   Config config;
   config.listeners = detail::parse_listeners(root);
@@ -63,6 +74,7 @@ Config parse_document(ObjectReader& root, const nlohmann::json& document) {
   config.drain_timeout =
       root.duration_ms("drain_timeout_ms", 0, 3600000).value_or(config.drain_timeout);
   config.http = detail::parse_http(root);
+  check_proxy_protocol(root, config);
   config.access_log = detail::parse_access_log(root);
   config.identity = detail::parse_identity(root);
   check_client_cert_identity(root, config);

@@ -19,6 +19,8 @@ using std::chrono::milliseconds;
 constexpr std::array kStoreTypes{StoreType::kMemory, StoreType::kRedis};
 constexpr std::array kOnErrors{OnError::kLocal, OnError::kLocalShare, OnError::kAllow,
                                OnError::kDeny};
+constexpr std::array kRequestIdPolicies{RequestIdPolicy::kPreserve, RequestIdPolicy::kTrusted,
+                                        RequestIdPolicy::kReplace};
 constexpr std::array kCertNames{IdentitySource::CertName::kSubjectCn,
                                 IdentitySource::CertName::kSanDns,
                                 IdentitySource::CertName::kSanUri};
@@ -180,6 +182,10 @@ HttpConfig parse_http(ObjectReader& root) {
         reader.integer<std::uint32_t>("max_connections", 1, 1000000).value_or(http.max_connections);
     http.trusted_proxies = parse_trusted_proxies(reader);
     http.merge_slashes = reader.boolean("merge_slashes").value_or(http.merge_slashes);
+    http.tunnel_idle_timeout = reader.duration_ms("tunnel_idle_timeout_ms", 1, 86400000)
+                                   .value_or(http.tunnel_idle_timeout);
+    http.request_id =
+        reader.enumeration("request_id", kRequestIdPolicies).value_or(http.request_id);
   });
   return http;
 }

@@ -122,6 +122,7 @@ std::vector<ListenerConfig> parse_listeners(ObjectReader& root) {
     if (listener.redirect_to_https && reader.has("tls")) {
       reader.report("redirect_to_https", "is for a plain listener (this one has tls)");
     }
+    listener.proxy_protocol = reader.boolean("proxy_protocol").value_or(false);
     listeners.push_back(std::move(listener));
   });
   const bool any_tls = std::any_of(listeners.begin(), listeners.end(),

@@ -247,6 +247,7 @@ RouteConfig parse_route(ObjectReader& reader, std::size_t index, RouteContext& c
     reader.report("host", "must not be empty (use null for any host)");
   }
   route.strip_prefix = reader.boolean("strip_prefix").value_or(route.strip_prefix);
+  route.upgrades = reader.boolean("upgrades").value_or(route.upgrades);
   return route;
 }
 

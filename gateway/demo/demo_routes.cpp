@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/demo/demo_routes.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -31,6 +32,30 @@ Route numbered(RouteKind kind, std::string_view rest, std::uint64_t min, std::ui
     return {RouteKind::kBadRequest, 0};
   }
   return {kind, *n};
+}
+
+/// `/ws/push?n=N&size=S`: both parameters required, in any order; other parameters ignored.
+Route push_route(std::string_view target) {
+  const auto question = target.find('?');
+  std::string_view query = question == std::string_view::npos ? "" : target.substr(question + 1);
+  std::optional<std::uint64_t> count;
+  std::optional<std::uint64_t> size;
+  while (!query.empty()) {
+    const std::string_view pair = query.substr(0, query.find('&'));
+    query.remove_prefix(std::min(query.size(), pair.size() + 1));
+    const auto eq = pair.find('=');
+    const std::string_view name = pair.substr(0, eq);
+    const std::string_view value = eq == std::string_view::npos ? "" : pair.substr(eq + 1);
+    if (name == "n") {
+      count = parse_u64(value);
+    } else if (name == "size") {
+      size = parse_u64(value);
+    }
+  }
+  if (!count || !size || *count > kMaxWsPush || *size > kMaxWsMessage) {
+    return {RouteKind::kBadRequest, 0};
+  }
+  return {RouteKind::kWsPush, *count, *size};
 }
 
 std::string json_text(const nlohmann::ordered_json& j) {
@@ -71,6 +96,12 @@ Route match_route(std::string_view target) {
   if (path == "/close") {
     return {RouteKind::kClose, 0};
   }
+  if (path == "/ws/echo") {
+    return {RouteKind::kWsEcho, 0};
+  }
+  if (path == "/ws/push") {
+    return push_route(target);
+  }
   if (path.starts_with(kStatusPrefix)) {
     return numbered(RouteKind::kStatus, path.substr(kStatusPrefix.size()), 101, 599);
   }
@@ -103,6 +134,9 @@ Reply simple_reply(const Route& route, const http::request_header<>& req,
       return {200, std::string(kText), "bye\n", true};
     case RouteKind::kEcho:  // only HEAD (or an empty body) lands here
       return {200, echo_content_type(req), "", false};
+    case RouteKind::kWsEcho:  // upgrades never get here: this is a plain HTTP request
+    case RouteKind::kWsPush:
+      return {426, std::string(kJson), R"({"error":"upgrade_required"})", false, true};
     case RouteKind::kBadRequest:
       return {400, std::string(kJson), R"({"error":"bad_request"})", false};
     case RouteKind::kBytes:

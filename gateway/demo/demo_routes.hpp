@@ -21,18 +21,26 @@ enum class RouteKind {
   kBytes,       // /bytes/{n}: n pattern bytes
   kHeaders,     // /headers and /headers/...: the request head (target included) as JSON
   kClose,       // /close: reply, then close the connection
+  kWsEcho,      // /ws/echo: WebSocket echo (426 without an Upgrade)
+  kWsPush,      // /ws/push?n=N&size=S: N binary messages of S bytes, then a close (WebSocket)
   kNotFound,    // anything else
   kBadRequest,  // a known route with an unusable parameter
 };
 
-/// A matched route; `number` is the path parameter of kStatus, kSlow and kBytes.
+/// A matched route; `number` is the path parameter of kStatus, kSlow and kBytes, and the
+/// message count of kWsPush; `size` is kWsPush's message size in bytes.
 struct Route {
   RouteKind kind = RouteKind::kNotFound;
   std::uint64_t number = 0;
+  std::uint64_t size = 0;
 };
 
 /// Longest `/slow/{ms}` wait accepted (a longer one is a 400).
 inline constexpr std::chrono::milliseconds kMaxSlow{600000};
+/// Largest WebSocket message read or sent (read_message_max; a larger `size` is a 400).
+inline constexpr std::uint64_t kMaxWsMessage = std::uint64_t{64} * 1024 * 1024;
+/// Most messages one `/ws/push` sends (more is a 400).
+inline constexpr std::uint64_t kMaxWsPush = 1000000;
 
 /// Matches the path of `target` (the query string is ignored).
 [[nodiscard]] Route match_route(std::string_view target);
@@ -42,10 +50,12 @@ struct Reply {
   unsigned status = 200;
   std::string content_type;
   std::string body;
-  bool close = false;  // send `Connection: close` and end the connection afterwards
+  bool close = false;             // send `Connection: close` and end the connection afterwards
+  bool offers_websocket = false;  // send `Upgrade: websocket` (the 426 of the /ws routes)
 };
 
-/// The reply of every route except the streaming ones (kEcho with a body, kBytes).
+/// The reply of every route except the streaming ones (kEcho with a body, kBytes) and the
+/// WebSocket upgrades (kWsEcho and kWsPush without an Upgrade get 426).
 /// `body_bytes` is the size of the request body, already consumed.
 [[nodiscard]] Reply simple_reply(const Route& route,
                                  const boost::beast::http::request_header<>& req,

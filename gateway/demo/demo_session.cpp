@@ -12,6 +12,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
 #include <exception>
 #include <iostream>
 
@@ -72,6 +73,11 @@ net::awaitable<bool> Session::handle(RequestParser& parser) {
   if (route.kind == RouteKind::kEcho && !is_head) {
     co_return co_await echo(parser);
   }
+  if ((route.kind == RouteKind::kWsEcho || route.kind == RouteKind::kWsPush) &&
+      beast::websocket::is_upgrade(req)) {
+    co_await websocket(parser, route);
+    co_return false;
+  }
   const auto body_bytes = co_await drain_body(parser);
   if (!body_bytes) {
     co_return false;
@@ -110,6 +116,9 @@ net::awaitable<bool> Session::write_reply(const Request& req, Reply& reply) {
   }
   res.set(http::field::content_type, reply.content_type);
   res.set("X-Backend-Port", context_.port_text);
+  if (reply.offers_websocket) {
+    res.set(http::field::upgrade, "websocket");  // a 426 names the protocol to upgrade to
+  }
   // A 1xx is interim: nothing final follows it here, so the connection ends after it.
   const bool keep_alive = req.keep_alive() && !reply.close && reply.status >= 200;
   if (!is_bodyless(reply.status)) {

@@ -38,8 +38,9 @@ using RequestParser = http::request_parser<http::buffer_body>;
 using Request = http::request<http::buffer_body>;
 
 /// One accepted HTTP/1.1 connection: keep-alive, pipelined requests answered in order, bodies
-/// streamed through one 64 KiB buffer. Confined to the thread of its socket's io_context; lives
-/// in the frame of the coroutine that spawn_session starts, and references `context`.
+/// streamed through one 64 KiB buffer; an Upgrade to /ws/* turns it into a WebSocket. Confined to
+/// the thread of its socket's io_context; lives in the frame of the coroutine that spawn_session
+/// starts, and references `context`.
 class Session {
  public:
   Session(net::ip::tcp::socket socket, const SessionContext& context);
@@ -59,6 +60,11 @@ class Session {
   net::awaitable<bool> send_bytes(const Request& req, std::uint64_t count);
   /// Reads and discards the rest of the body; its size, or nullopt on an I/O error.
   net::awaitable<std::optional<std::uint64_t>> drain_body(RequestParser& parser);
+
+  // WebSocket routes (demo_websocket.cpp): accepts the upgrade request of `parser` on this
+  // connection and serves /ws/echo or /ws/push until the WebSocket closes. The HTTP session
+  // ends with it.
+  net::awaitable<void> websocket(const RequestParser& parser, const Route& route);
 
   char* scratch();  // the 64 KiB body buffer, allocated on first use
 

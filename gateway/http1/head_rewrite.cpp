@@ -16,14 +16,15 @@ using beast::iequals;
 constexpr std::string_view kCrlf = "\r\n";
 constexpr std::string_view kForwardedFor = "X-Forwarded-For";
 constexpr std::string_view kForwardedProto = "X-Forwarded-Proto";
+constexpr std::string_view kForwardedHost = "X-Forwarded-Host";
 constexpr std::string_view kRequestId = "X-Request-Id";
 
 /// The field names the Connection fields list (RFC 9110 §7.6.1). Framing fields and Host are
 /// never removed through it: the body is re-framed anyway, and a client must not be able to
-/// strip them.
+/// strip them. Nor is Upgrade when an upgrade is forwarded (`keep_upgrade`).
 class ConnectionTokens {
  public:
-  explicit ConnectionTokens(const FieldList& fields) {
+  explicit ConnectionTokens(const FieldList& fields, bool keep_upgrade = false) {
     for (std::size_t i = 0; i < fields.size(); ++i) {
       if (fields[i].id != http::field::connection) {
         continue;
@@ -31,7 +32,7 @@ class ConnectionTokens {
       for (const auto token : http::token_list(fields[i].value)) {
         const std::string_view name(token.data(), token.size());
         if (!iequals(name, "content-length") && !iequals(name, "transfer-encoding") &&
-            !iequals(name, "host")) {
+            !iequals(name, "host") && !(keep_upgrade && iequals(name, "upgrade"))) {
           names_.push_back(name);
         }
       }
@@ -125,12 +126,16 @@ void write_request_head(const RequestHead& head, const RequestRewrite& rw, Gathe
   if (rw.replace_host) {
     add_field(out, "Host", rw.host);
   }
-  const ConnectionTokens connection(head.fields);
+  const ConnectionTokens connection(head.fields, rw.upgrade);
   const bool collapse_length = content_length_needs_collapse(head);
   bool client_proto = false;
+  bool client_host = false;
   copy_fields(
       head,
       [&](const FieldRef& f) {
+        if (rw.upgrade && f.id == http::field::upgrade) {
+          return true;
+        }
         if (hop_by_hop_by_name(f) || connection.lists(f.name) || f.id == http::field::expect) {
           return false;
         }
@@ -148,6 +153,10 @@ void write_request_head(const RequestHead& head, const RequestRewrite& rw, Gathe
         }
         if (iequals(f.name, kForwardedProto)) {
           client_proto = true;
+          return rw.peer_trusted;
+        }
+        if (iequals(f.name, kForwardedHost)) {
+          client_host = true;
           return rw.peer_trusted;
         }
         return !(iequals(f.name, kRequestId) && !rw.request_id.empty());
@@ -171,8 +180,14 @@ void write_request_head(const RequestHead& head, const RequestRewrite& rw, Gathe
   if (!rw.peer_trusted || !client_proto) {
     add_field(out, kForwardedProto, rw.proto);
   }
+  if (!rw.forwarded_host.empty() && (!rw.peer_trusted || !client_host)) {
+    add_field(out, kForwardedHost, rw.forwarded_host);
+  }
   if (!rw.request_id.empty()) {
     add_field(out, kRequestId, rw.request_id);
+  }
+  if (rw.upgrade) {
+    out.add_copy("Connection: Upgrade\r\n");
   }
   out.add_copy(kCrlf);
 }
@@ -188,12 +203,15 @@ void write_response_head(const ResponseHead& head, const ResponseRewrite& rw, Ga
     out.add(head.reason);
   }
   out.add_copy(kCrlf);
-  const ConnectionTokens connection(head.fields);
+  const ConnectionTokens connection(head.fields, rw.upgrade);
   const bool collapse_length = content_length_needs_collapse(head);
   bool has_request_id = false;
   copy_fields(
       head,
       [&](const FieldRef& f) {
+        if (rw.upgrade && f.id == http::field::upgrade) {
+          return true;
+        }
         if (hop_by_hop_by_name(f) || connection.lists(f.name)) {
           return false;
         }
@@ -227,7 +245,9 @@ void write_response_head(const ResponseHead& head, const ResponseRewrite& rw, Ga
   for (const ExtraField& e : rw.extra) {
     add_field(out, e.name, e.value);
   }
-  if (rw.version == 10 && rw.keep_alive) {
+  if (rw.upgrade) {
+    out.add_copy("Connection: Upgrade\r\n");
+  } else if (rw.version == 10 && rw.keep_alive) {
     out.add_copy("Connection: keep-alive\r\n");
   } else if (rw.version != 10 && !rw.keep_alive) {
     out.add_copy("Connection: close\r\n");

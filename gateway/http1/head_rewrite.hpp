@@ -37,6 +37,12 @@ struct RequestRewrite {
   /// replaced by `proto`.
   bool peer_trusted = false;
   std::string_view proto = "http";
+  /// X-Forwarded-Host to add (the client's Host); empty: none. From a trusted peer, an
+  /// X-Forwarded-Host it sent is kept instead.
+  std::string_view forwarded_host;
+  /// An upgrade is forwarded (docs/upgrades.md): the client's Upgrade field stays, and
+  /// `Connection: Upgrade` is added. False: Upgrade is removed like every hop-by-hop field.
+  bool upgrade = false;
   /// Non-empty: every client X-Request-Id is replaced by this one (the client sent none, or
   /// none usable). Empty: the client's (single, usable) id is forwarded as it is.
   std::string_view request_id;
@@ -45,10 +51,11 @@ struct RequestRewrite {
 /// The upstream request head: `METHOD target HTTP/1.1`, then the client's fields without the
 /// hop-by-hop ones, Expect (the gateway answers 100-continue itself), X-Forwarded-For (merged
 /// into one added field: every value the client sent, in order, then `client_address`),
-/// X-Forwarded-Proto (unless kept, see above), X-Request-Id (when replaced) and Host (when
-/// replaced). Framing fields stay; Content-Length sent as a list of equal values or several
-/// times is collapsed into one field. The views in `out` point into `head` and `rewrite`, which
-/// must outlive the write.
+/// X-Forwarded-Proto and X-Forwarded-Host (unless kept, see above), X-Request-Id (when replaced)
+/// and Host (when replaced); with `upgrade`, Upgrade stays and `Connection: Upgrade` is added.
+/// Framing fields stay; Content-Length sent as a list of equal values or several times is collapsed
+/// into one field. The views in `out` point into `head` and `rewrite`, which must outlive the
+/// write.
 void write_request_head(const RequestHead& head, const RequestRewrite& rewrite, GatherList& out);
 
 /// How the body of a response is re-framed for the client.
@@ -67,6 +74,9 @@ struct ResponseRewrite {
   BodyFraming framing = BodyFraming::kAsIs;
   std::string_view request_id;        ///< added when the response carries no X-Request-Id
   std::span<const ExtraField> extra;  ///< added, replacing response fields of the same name
+  /// A `101 Switching Protocols` that starts a tunnel: the upstream's Upgrade field stays and
+  /// `Connection: Upgrade` is sent (keep_alive is not looked at).
+  bool upgrade = false;
 };
 
 /// The client's response head: the status line in the client's version with the upstream's

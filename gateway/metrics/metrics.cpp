@@ -87,6 +87,8 @@ Metrics::Metrics(std::string_view version) : registry_(std::make_shared<promethe
                            "Accepted upstream requests in the breaker window, by backend.", r);
   downstream_ =
       &build(BuildGauge(), "sluice_downstream_connections", "Open client connections.", r);
+  tunnels_ = &build(BuildGauge(), "sluice_tunnels_active",
+                    "Open upgrade tunnels (WebSocket and other Upgrade protocols).", r);
   upstream_connections_ = &build(BuildGauge(), "sluice_upstream_connections",
                                  "Open upstream connections, by backend and state.", r);
   store_operations_ = &build(BuildCounter(), "sluice_store_operations_total",
@@ -111,6 +113,7 @@ Metrics::Metrics(std::string_view version) : registry_(std::make_shared<promethe
       .Add({{"version", std::string(version)}})
       .Set(1);
   downstream_->Add({});
+  tunnels_->Add({});
   reloads_->Add({{"result", "ok"}});
   reloads_->Add({{"result", "error"}});
 }

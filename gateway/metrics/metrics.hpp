@@ -119,6 +119,7 @@ class Metrics {
   /// `sluice_tls_certificate_expiry_timestamp_seconds{listener, certificate}` (its index).
   prometheus::Gauge& tls_certificate_expiry(std::string_view listener, std::size_t certificate);
   prometheus::Gauge& downstream_connections() { return downstream_->Add({}); }
+  prometheus::Gauge& tunnels_active() { return tunnels_->Add({}); }
   void count_reload(bool ok);
   /// `sluice_access_log_dropped_total`: lines the access log lost to a full queue.
   prometheus::Counter& access_log_dropped() { return *access_log_dropped_; }
@@ -143,6 +144,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* window_requests_;
   prometheus::Family<prometheus::Gauge>* window_accepts_;
   prometheus::Family<prometheus::Gauge>* downstream_;
+  prometheus::Family<prometheus::Gauge>* tunnels_;
   prometheus::Family<prometheus::Gauge>* upstream_connections_;
   prometheus::Family<prometheus::Counter>* store_operations_;
   prometheus::Family<prometheus::Gauge>* store_fallback_;

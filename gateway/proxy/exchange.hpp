@@ -3,7 +3,8 @@
 
 // The forward step (docs/architecture.md, "The request path"): exchange() below, its fast
 // path's response write, and its helpers in exchange_state.hpp, exchange_response.hpp,
-// exchange_request.hpp and exchange_duplex.hpp (templates, so headers; split to stay readable).
+// exchange_request.hpp, exchange_duplex.hpp and exchange_tunnel.hpp (templates, so headers;
+// split to stay readable).
 
 #include <cstddef>
 #include <optional>
@@ -84,7 +85,8 @@ Task<RelayResult> respond_rest(Exchange<Down, Up>& x, WriteStart started, bool c
 /// - no response head within `timeout_ms` of the request being sent -> 504; a reset or close
 ///   before the head -> 502 `upstream_reset`; one failing mid-body cuts the client connection;
 /// - a reused connection that turns out closed is retried once on a fresh connection when the
-///   request is idempotent or nothing could be sent.
+///   request is idempotent or nothing could be sent;
+/// - a `101` accepting a forwarded upgrade turns both connections into a tunnel (tunnel()).
 /// Fills `ctx.outcome` and `ctx.keep_alive`; writes every byte the client gets, a gateway
 /// error included. The common case (a pooled connection, a small request and response) runs in
 /// this one coroutine: its helpers are plain functions until something must wait longer.
@@ -137,6 +139,12 @@ Task<void> exchange(RequestContext& ctx, Downstream<Down> down, UpstreamContext<
   }
   if (ec) {
     co_await detail::sequential_failed(x, x.request_parsed, x.request_write_failed, ec);
+    co_return;
+  }
+  if (detail::switches_protocols(x)) {
+    down.buffer.consume(x.request_parsed);
+    ctx.outcome.upstream_time = up.clock.now() - x.sent_at;
+    co_await detail::tunnel(x);
     co_return;
   }
   bool chunked = false;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// The forward step, part 4 of 5: a request body that is still arriving streams up while the
+// The forward step, part 4 of 6: a request body that is still arriving streams up while the
 // response streams down. Read exchange.hpp first.
 
 #include <boost/asio/experimental/awaitable_operators.hpp>

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// The forward step, part 3 of 5: the request composed and sent, and how a sequential exchange
+// The forward step, part 3 of 6: the request composed and sent, and how a sequential exchange
 // settles or fails (with its one retry on a fresh connection). Read exchange.hpp first.
 
 #include <boost/beast/core/string.hpp>
 #include <string_view>
 
 #include "gateway/http1/head_rewrite.hpp"
-#include "gateway/proxy/exchange_response.hpp"
+#include "gateway/proxy/exchange_tunnel.hpp"
 
 namespace sluice::proxy {
 namespace detail {
@@ -27,6 +27,8 @@ void compose_request(Exchange<Down, Up>& x) {
   rw.proto = x.down.peer.tls ? "https" : "http";
   rw.peer_trusted = is_trusted(x.down.peer.address, ctx.snapshot->config().http.trusted_proxies);
   rw.request_id = ctx.request_id.generated() ? ctx.request_id.view() : std::string_view{};
+  rw.forwarded_host = ctx.authority;
+  rw.upgrade = ctx.upgrade;
   ctx.up_out.clear();
   http1::write_request_head(ctx.head(), rw, ctx.up_out);
 }
@@ -144,6 +146,10 @@ Task<void> sequential_failed(Exchange<Down, Up>& x, std::size_t parsed, bool wri
       if (!ec) {
         x.down.buffer.consume(parsed);
         ctx.outcome.upstream_time = x.up.clock.now() - sent_at;
+        if (switches_protocols(x)) {
+          co_await tunnel(x);
+          co_return;
+        }
         const RelayResult relay = co_await respond(x);
         if (!relay.wrote && relay.read_error && !relay.write_error) {
           co_await fail(x, GatewayError::kUpstreamReset);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// The forward step, part 2 of 5: the response head read, composed for the client and sent,
+// The forward step, part 2 of 6: the response head read, composed for the client and sent,
 // with its body relayed. Read exchange.hpp first.
 
 #include <cstdint>
@@ -33,8 +33,10 @@ bool parse_response_head(Exchange<Down, Up>& x, std::size_t end, boost::system::
   }
   const unsigned status = rp.head().status;
   if (status == 101) {
-    ec = boost::beast::http::error::bad_status;  // no upgrade was forwarded
-    return true;
+    if (!x.ctx.upgrade) {
+      ec = boost::beast::http::error::bad_status;  // no upgrade was forwarded
+    }
+    return true;  // else the upgrade was accepted: a tunnel (exchange_tunnel.hpp)
   }
   if (status >= 200) {
     return true;

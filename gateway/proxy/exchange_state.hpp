@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// The forward step, part 1 of 5 (docs/architecture.md, "The request path"): what an exchange
+// The forward step, part 1 of 6 (docs/architecture.md, "The request path"): what an exchange
 // works with, its state, and the ways it starts and fails. Read exchange.hpp first.
 
 #include <atomic>
@@ -46,6 +46,7 @@ struct UpstreamContext {
   const core::Clock& clock;
   const std::atomic<bool>& draining;
   std::pmr::memory_resource* ops;
+  std::atomic<std::int64_t>* tunnels;  ///< open tunnels, every worker's (`sluice_tunnels_active`)
 };
 
 /// The largest upstream response head accepted (a larger one is a 502).

@@ -56,6 +56,7 @@ void RequestContext::reset(core::TimePoint now, const Snapshot& snap) {
   authority = {};
   rewrite_host = false;
   client_keep_alive = false;
+  upgrade = false;
   route = nullptr;
   backend = nullptr;
   route_metrics = &snap.unrouted_metrics();

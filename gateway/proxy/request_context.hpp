@@ -36,6 +36,9 @@ struct ExchangeOutcome {
   /// The whole answer reached the client, framed so that the connection could carry another
   /// request (false: it was cut, or delimited by closing).
   bool answer_complete = false;
+  /// Set when a `101` reached the client and the connection became a tunnel (docs/upgrades.md):
+  /// from then on `bytes_in`/`bytes_out` count the tunnel's bytes each way.
+  std::optional<core::TimePoint> tunnel_since;
 };
 
 /// The request id (docs/behaviour.md "Proxy hygiene"): the client's when it sent exactly one
@@ -88,6 +91,9 @@ struct RequestContext {
   bool rewrite_host = false;
   RequestId request_id;
   bool client_keep_alive = false;  ///< what the client's version and Connection field ask
+  /// The client asks to upgrade (HTTP/1.1, Upgrade listed in Connection, no body) and the route
+  /// forwards upgrades: `Upgrade` goes up, and a `101` turns the connection into a tunnel.
+  bool upgrade = false;
 
   // -- routing and the steps --------------------------------------------------------------
   const Route* route = nullptr;

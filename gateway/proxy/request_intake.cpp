@@ -2,11 +2,13 @@
 #include "gateway/proxy/request_intake.hpp"
 
 #include <boost/beast/http/error.hpp>
+#include <boost/beast/http/rfc7230.hpp>
 #include <cstdint>
 #include <limits>
 
 #include "gateway/http1/path_normalizer.hpp"
 #include "gateway/http1/request_target.hpp"
+#include "gateway/proxy/identity.hpp"
 #include "gateway/proxy/keep_alive.hpp"
 #include "gateway/proxy/reply.hpp"
 #include "gateway/proxy/steps/breaker_step.hpp"
@@ -44,6 +46,46 @@ bool consume_request(RequestContext& ctx, beast::flat_buffer& buffer) {
   }
   buffer.consume(parser.is_done() ? parsed : ctx.head().size);
   return parser.is_done();
+}
+
+/// An HTTP/1.1 request that asks to switch protocols (RFC 9110 §7.8): an Upgrade field, the
+/// `upgrade` token in Connection, and no body (a request with a body is forwarded without its
+/// upgrade: docs/upgrades.md).
+bool asks_upgrade(const http1::RequestHead& head) {
+  namespace http = boost::beast::http;
+  if (head.version < 11 || head.framing != http1::Framing::kNone ||
+      head.verb == http::verb::connect) {
+    return false;
+  }
+  bool upgrade_field = false;
+  bool connection_token = false;
+  for (std::size_t i = 0; i < head.fields.size(); ++i) {
+    const http1::FieldRef& f = head.fields[i];
+    if (f.id == http::field::upgrade) {
+      upgrade_field = upgrade_field || !f.value.empty();
+    } else if (f.id == http::field::connection) {
+      connection_token = connection_token || http::token_list(f.value).exists("upgrade");
+    }
+  }
+  return upgrade_field && connection_token;
+}
+
+/// Keeps the client's X-Request-Id or makes one (`http.request_id`, docs/behaviour.md "Request
+/// ids"): preserve keeps a usable one, trusted only from a trusted proxy, replace never.
+void settle_request_id(RequestContext& ctx, const Peer& peer) {
+  const config::HttpConfig& http = ctx.snapshot->config().http;
+  const http1::RequestHead& head = ctx.head();
+  const http1::FieldRef* id = http.request_id == config::RequestIdPolicy::kReplace
+                                  ? nullptr
+                                  : head.fields.find("X-Request-Id");
+  if (id != nullptr && http1::usable_request_id(id->value) &&
+      head.fields.count("X-Request-Id") == 1 &&
+      (http.request_id == config::RequestIdPolicy::kPreserve ||
+       is_trusted(peer.address, http.trusted_proxies))) {
+    ctx.request_id.keep(id->value);
+  } else {
+    ctx.request_id.generate();
+  }
 }
 
 }  // namespace
@@ -155,6 +197,7 @@ std::optional<GatewayError> route_request(RequestContext& ctx) {
   }
   ctx.backend = &ctx.snapshot->backend(ctx.route->backend);
   ctx.route_metrics = ctx.route->metrics;
+  ctx.upgrade = ctx.route->upgrades && asks_upgrade(head);
   return std::nullopt;
 }
 
@@ -192,13 +235,7 @@ std::optional<GatewayError> accept_head(RequestContext& ctx, const SessionEnv& e
                                         const Peer& peer) {
   const http1::RequestHead& head = ctx.head();
   ctx.client_keep_alive = head.keep_alive;
-  const http1::FieldRef* id = head.fields.find("X-Request-Id");
-  if (id != nullptr && http1::usable_request_id(id->value) &&
-      head.fields.count("X-Request-Id") == 1) {
-    ctx.request_id.keep(id->value);
-  } else {
-    ctx.request_id.generate();
-  }
+  settle_request_id(ctx, peer);
   if (env.access_log != nullptr) {
     keep_for_log(ctx, peer);
   }

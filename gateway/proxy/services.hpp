@@ -39,6 +39,8 @@ struct Services {
   std::shared_ptr<spdlog::logger> log;
   /// Set once on SIGTERM/SIGINT: answers say `Connection: close`, idle connections close.
   std::atomic<bool> draining{false};
+  /// Open upgrade tunnels on every worker (`sluice_tunnels_active`, read at scrape time).
+  std::atomic<std::int64_t> tunnels{0};
 };
 
 /// The snapshot as one worker sees it. Requests hold it through a shared_ptr whose control

@@ -48,6 +48,7 @@ std::vector<Route> compile_routes(const config::Config& config,
     route.methods = r.methods;
     route.limit = r.limit;
     route.strip_prefix = r.strip_prefix;
+    route.upgrades = r.upgrades;
     // Validation guarantees the backend exists.
     const auto it = std::find_if(backends.begin(), backends.end(),
                                  [&](const auto& b) { return b->name() == r.backend; });

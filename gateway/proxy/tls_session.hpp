@@ -18,16 +18,15 @@ struct HandshakeCounters {
 };
 
 /// Serves one client connection of a TLS listener (docs/tls.md): the handshake first, within
-/// `http.header_timeout_ms` of the accept (the first request head then has what is left of
-/// it), closing without a word on failure, garbage or a stall; then run_session() over the TLS
-/// stream. A connection still in its handshake counts as idle for a drain. Owns the socket and
-/// `slot`; runs on the worker's thread; never throws.
+/// `http.header_timeout_ms` of the accept (`accepted_at`, else now; the first request head then
+/// has what is left of it), closing without a word on failure, garbage or a stall; then
+/// run_session() over the TLS stream. A connection still in its handshake counts as idle for a
+/// drain. Owns the socket and `slot`; runs on the worker's thread; never throws.
 template <typename Up>
 Task<void> run_tls_session(Socket socket, Peer peer, std::shared_ptr<const tls::ServerTls> served,
                            HandshakeCounters counters, SessionEnv& env, UpstreamContext<Up>& up,
-                           ConnectionSlot slot) {
-  const core::Clock& clock = env.services.clock;
-  const core::TimePoint accepted = clock.now();
+                           ConnectionSlot slot, std::optional<core::TimePoint> accepted_at = {}) {
+  const core::TimePoint accepted = accepted_at.value_or(env.services.clock.now());
   TlsStream stream(std::move(socket), served->initial_context());
   boost::system::error_code ec;
   {

@@ -6,6 +6,9 @@
 #include <chrono>
 #include <random>
 
+#include "gateway/proxy/identity.hpp"
+#include "gateway/proxy/proxy_header_reader.hpp"
+
 namespace sluice::proxy {
 namespace {
 
@@ -41,7 +44,8 @@ Worker::Worker(Services& services, std::size_t index)
       connector_(ioc_.get_executor(), sweep_, &ops_, services.log),
       env_{services_,          view_,     sweep_, contexts_, access_log_.get(),
            store::StoreSlot{}, sessions_, &ops_},
-      upstream_{pool_, connector_, cursor_, sweep_, services.clock, services.draining, &ops_},
+      upstream_{pool_,          connector_,        cursor_, sweep_,
+                services.clock, services.draining, &ops_,   &services.tunnels},
       maintenance_(ioc_.get_executor()),
       last_pool_sweep_(services.clock.now()) {
   std::random_device device;
@@ -106,7 +110,10 @@ Task<void> Worker::accept_loop(Listening& listening) {
     const ListenerSetup& setup = listening.setup;
     Peer peer{remote.address(), forwarded_address(remote.address()), setup.name, false,
               setup.redirect_to_port};
-    if (setup.tls) {
+    if (setup.proxy_protocol) {
+      net::co_spawn(ioc_, serve_proxied(std::move(socket), std::move(peer), setup, std::move(slot)),
+                    log_escape(services_.log, "session"));
+    } else if (setup.tls) {
       net::co_spawn(ioc_,
                     run_tls_session(std::move(socket), std::move(peer), setup.tls->load(),
                                     setup.handshakes, env_, upstream_, std::move(slot)),
@@ -116,6 +123,50 @@ Task<void> Worker::accept_loop(Listening& listening) {
           ioc_, run_session(std::move(socket), std::move(peer), env_, upstream_, std::move(slot)),
           log_escape(services_.log, "session"));
     }
+  }
+}
+
+Task<void> Worker::serve_proxied(Socket socket, Peer peer, const ListenerSetup& setup,
+                                 ConnectionSlot slot) {
+  const core::TimePoint accepted = services_.clock.now();
+  const std::shared_ptr<const ThreadView> view = view_.current();  // (kept across the wait)
+  const config::HttpConfig& http = view->snapshot->config().http;
+  ProxyHeaderRefusal refusal = ProxyHeaderRefusal::kUntrustedPeer;
+  std::optional<ProxyHeader> header;
+  if (is_trusted(peer.address, http.trusted_proxies)) {
+    Deadline deadline(sweep_, &detail::cancel_stream<Socket>, &socket);
+    SessionEntry entry(sessions_, &detail::cancel_stream<Socket>, &detail::close_stream<Socket>,
+                       &socket);
+    entry.idle = true;  // nothing was asked yet: a drain may close it
+    deadline.arm(accepted + http.header_timeout);
+    header = co_await read_proxy_header(socket, deadline, &ops_, refusal);
+    deadline.disarm();
+  }
+  if (!header) {
+    // Closed without an answer: whoever sent this is no client of ours, or a broken balancer.
+    if (accepted - last_refusal_log_ >= std::chrono::seconds(1)) {
+      last_refusal_log_ = accepted;
+      services_.log->debug("proxy header refused listener={} peer={} reason={}", setup.name,
+                           peer.text, to_string(refusal));
+    }
+    StreamOps<Socket>::close(socket);
+    co_return;
+  }
+  if (header->source) {  // (LOCAL, UNKNOWN: the balancer speaks for itself; its address stands)
+    peer.address = header->source->address();
+    peer.text = forwarded_address(peer.address);
+  }
+  co_await serve(std::move(socket), std::move(peer), setup, std::move(slot), accepted);
+}
+
+Task<void> Worker::serve(Socket socket, Peer peer, const ListenerSetup& setup, ConnectionSlot slot,
+                         core::TimePoint accepted) {
+  if (setup.tls) {
+    co_await run_tls_session(std::move(socket), std::move(peer), setup.tls->load(),
+                             setup.handshakes, env_, upstream_, std::move(slot), accepted);
+  } else {
+    co_await run_session(std::move(socket), std::move(peer), env_, upstream_, std::move(slot),
+                         std::optional<core::TimePoint>(accepted));
   }
 }
 

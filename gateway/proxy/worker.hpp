@@ -48,6 +48,8 @@ class Worker {
     std::shared_ptr<const tls::CertificateSlot> tls = nullptr;
     HandshakeCounters handshakes = {};  ///< with tls: counts the handshakes
     std::optional<std::uint16_t> redirect_to_port = std::nullopt;  ///< set: every request 308
+    /// Every connection starts with a PROXY protocol header (docs/proxy-protocol.md).
+    bool proxy_protocol = false;
   };
   /// Adds a listener: `acceptor` is already bound and listening. Before start().
   void add_listener(Acceptor acceptor, ListenerSetup setup);
@@ -72,6 +74,13 @@ class Worker {
     Timer wake;
   };
   Task<void> accept_loop(Listening& listening);
+  /// Serves one connection of a `proxy_protocol` listener: its PROXY header first (from a
+  /// trusted proxy, within `http.header_timeout_ms`), then the session as the carried client.
+  Task<void> serve_proxied(Socket socket, Peer peer, const ListenerSetup& setup,
+                           ConnectionSlot slot);
+  /// Serves one accepted connection: TLS or plain, as the listener is.
+  Task<void> serve(Socket socket, Peer peer, const ListenerSetup& setup, ConnectionSlot slot,
+                   core::TimePoint accepted);
   /// Ends every accept loop's wait (a connection slot was freed, or accepting stops).
   void wake_accept_loops();
   Task<void> maintenance_loop();
@@ -100,6 +109,7 @@ class Worker {
   std::vector<std::unique_ptr<Listening>> listening_;
   Timer maintenance_;
   core::TimePoint last_pool_sweep_{};
+  core::TimePoint last_refusal_log_{};  ///< refused PROXY headers: logged at most once a second
 };
 
 }  // namespace sluice::proxy

@@ -58,6 +58,7 @@ CONTRACT_METRICS = [
     "sluice_breaker_window_requests",
     "sluice_breaker_window_accepts",
     "sluice_downstream_connections",
+    "sluice_tunnels_active",
     "sluice_upstream_connections",
     "sluice_store_operations_total",
     "sluice_store_fallback_active",

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The demo backend (gateway/demo) through the real binary: every route, keep-alive,
-// pipelining, HEAD, streaming with flat memory, threads, signals and usage errors.
+// pipelining, HEAD, streaming with flat memory, WebSocket echo and push, threads, signals and
+// usage errors.
 #include "tests/support/demo_backend.hpp"
 
 #include <gtest/gtest.h>
@@ -11,10 +12,12 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "gateway/demo/byte_pattern.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/raw_peer.hpp"
 #include "tests/support/rss.hpp"
+#include "tests/support/ws_client.hpp"
 
 namespace sluice {
 namespace {
@@ -23,6 +26,8 @@ using testing::ChildProcess;
 using testing::DemoBackend;
 using testing::HttpClient;
 using testing::StreamResult;
+using testing::WsClient;
+namespace websocket = boost::beast::websocket;
 using Clock = std::chrono::steady_clock;
 namespace http = boost::beast::http;
 
@@ -30,6 +35,15 @@ constexpr std::uint64_t kMiB = std::uint64_t{1024} * 1024;
 
 std::string port_header(const testing::Response& res) {
   return std::string(res[std::string_view("X-Backend-Port")]);
+}
+
+/// The first `size` bytes of the demo pattern (what /ws/push sends).
+std::string pattern(std::size_t size) {
+  std::string bytes(size, '\0');
+  for (std::size_t i = 0; i < size; ++i) {
+    bytes[i] = demo::pattern_byte(i);
+  }
+  return bytes;
 }
 
 class DemoBackendTest : public ::testing::Test {
@@ -239,6 +253,91 @@ TEST_F(DemoBackendTest, EchoMemoryStaysFlatFor200MiB) {
   EXPECT_EQ(r.body_bytes, 200 * kMiB);
   EXPECT_TRUE(r.pattern_ok);
   EXPECT_LT(peak.load() - before, 30 * kMiB) << "rss before " << before << ", peak " << peak;
+}
+
+TEST_F(DemoBackendTest, WsEchoReturnsEachMessageWithItsType) {
+  WsClient ws(backend_.port(), "/ws/echo?ignored=1");
+  EXPECT_EQ(ws.upgrade_response().result_int(), 101U);
+  EXPECT_EQ(ws.upgrade_response()["X-Backend-Port"], std::to_string(backend_.port()));
+  EXPECT_EQ(ws.upgrade_response()["Sec-WebSocket-Extensions"], "");  // no permessage-deflate
+  const std::string binary("\0\xff\x01 binary", 10);
+  for (int i = 0; i < 3; ++i) {
+    ws.write("hello", false);
+    const auto text = ws.read();
+    ASSERT_FALSE(text.error) << text.error.message();
+    EXPECT_EQ(text.data, "hello");
+    EXPECT_FALSE(text.binary);
+    ws.write(binary, true);
+    const auto bytes = ws.read();
+    ASSERT_FALSE(bytes.error) << bytes.error.message();
+    EXPECT_EQ(bytes.data, binary);
+    EXPECT_TRUE(bytes.binary);
+  }
+  ws.write("", true);
+  EXPECT_EQ(ws.read().data, "");
+  ws.close();
+  EXPECT_EQ(ws.close_reason().code, websocket::close_code::normal);
+  EXPECT_EQ(client_.get("/ok").result_int(), 200U);  // the backend serves on
+}
+
+TEST_F(DemoBackendTest, WsEchoCarriesA4MiBMessage) {
+  WsClient ws(backend_.port(), "/ws/echo");
+  const std::string big = pattern(4 * kMiB);
+  ws.write(big, true);
+  const auto echo = ws.read();
+  ASSERT_FALSE(echo.error) << echo.error.message();
+  EXPECT_TRUE(echo.binary);
+  EXPECT_EQ(echo.data.size(), big.size());
+  EXPECT_TRUE(echo.data == big) << "the echo differs from the message";
+  ws.write(big, false);  // the pattern is ASCII, so valid UTF-8 text
+  EXPECT_EQ(ws.read().data.size(), big.size());
+}
+
+TEST_F(DemoBackendTest, WsEchoAnswersAPingWithAPong) {
+  WsClient ws(backend_.port(), "/ws/echo");
+  ws.ping("are-you-there");
+  ws.write("after the ping", false);
+  const auto echo = ws.read();  // the pong arrives first; Beast reports it while reading
+  EXPECT_EQ(echo.data, "after the ping");
+  ASSERT_EQ(ws.control_frames().size(), 1U);
+  EXPECT_EQ(ws.control_frames()[0].kind, websocket::frame_type::pong);
+  EXPECT_EQ(ws.control_frames()[0].payload, "are-you-there");
+}
+
+TEST_F(DemoBackendTest, WsPushSendsNMessagesThenCloses) {
+  WsClient ws(backend_.port(), "/ws/push?size=100000&n=5");
+  const std::string expected = pattern(100000);
+  for (int i = 0; i < 5; ++i) {
+    const auto message = ws.read();
+    ASSERT_FALSE(message.error) << "message " << i << ": " << message.error.message();
+    EXPECT_TRUE(message.binary);
+    EXPECT_TRUE(message.data == expected) << "message " << i << " differs";
+  }
+  EXPECT_EQ(ws.read().error, websocket::error::closed);
+  EXPECT_EQ(ws.close_reason().code, websocket::close_code::normal);
+  WsClient none(backend_.port(), "/ws/push?n=0&size=10");
+  EXPECT_EQ(none.read().error, websocket::error::closed);
+}
+
+TEST_F(DemoBackendTest, WsRoutesAnswerPlainRequestsWith426) {
+  for (const char* target : {"/ws/echo", "/ws/push?n=1&size=1"}) {
+    const auto res = client_.get(target);
+    EXPECT_EQ(res.result_int(), 426U) << target;
+    EXPECT_EQ(res[http::field::upgrade], "websocket");
+    EXPECT_EQ(res.body(), R"({"error":"upgrade_required"})");
+    EXPECT_TRUE(res.keep_alive());
+  }
+  for (const char* bad : {"/ws/push", "/ws/push?n=1", "/ws/push?n=x&size=1",
+                          "/ws/push?n=1&size=67108865", "/ws/push?n=1000001&size=1"}) {
+    EXPECT_EQ(client_.get(bad).result_int(), 400U) << bad;
+    EXPECT_THROW(WsClient(backend_.port(), bad), std::runtime_error) << bad;
+  }
+  // Frames sent before the 101 (RFC 6455 forbids it) could not reach the WebSocket: a 400.
+  HttpClient early(backend_.port());
+  early.send_raw(
+      "GET /ws/echo HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\nearly");
+  EXPECT_EQ(early.read_raw_until_close().rfind("HTTP/1.1 400", 0), 0U);
 }
 
 TEST(DemoBackendProcessTest, ThreadsShareOnePort) {

@@ -109,7 +109,8 @@ class ProxyWorld {
         pool(clock, std::chrono::seconds(30), &ops),
         connector(ioc, &ops),
         env{services, view, sweep, contexts, nullptr, store::StoreSlot{}, sessions, &ops},
-        upstream{pool, connector, cursor, sweep, clock, services.draining, &ops} {}
+        upstream{pool,  connector,         cursor, sweep,
+                 clock, services.draining, &ops,   &services.tunnels} {}
 
   /// Runs every handler that is ready now (the clock does not move).
   void run() {

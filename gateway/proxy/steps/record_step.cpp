@@ -54,13 +54,26 @@ void keep_for_log(RequestContext& ctx, const Peer& peer) {
   }
 }
 
-void record_step(RequestContext& ctx, core::TimePoint now, const Peer& peer,
-                 log::AccessLog::Batch* log) {
+void record_tunnel_start(RequestContext& ctx, core::TimePoint now) {
+  ctx.outcome.tunnel_since = now;
   if (ctx.backend != nullptr) {
     record_upstream(ctx, now);
   }
+}
+
+void record_step(RequestContext& ctx, core::TimePoint now, const Peer& peer,
+                 log::AccessLog::Batch* log) {
   const auto elapsed = now - ctx.started;
-  ctx.route_metrics->record(ctx.outcome.status, std::chrono::duration<double>(elapsed).count());
+  if (ctx.outcome.tunnel_since) {  // its upstream half was recorded when it opened
+    ctx.route_metrics->record(
+        ctx.outcome.status,
+        std::chrono::duration<double>(*ctx.outcome.tunnel_since - ctx.started).count());
+  } else {
+    if (ctx.backend != nullptr) {
+      record_upstream(ctx, now);
+    }
+    ctx.route_metrics->record(ctx.outcome.status, std::chrono::duration<double>(elapsed).count());
+  }
   if (log == nullptr) {
     return;
   }

@@ -15,8 +15,15 @@ namespace sluice::proxy {
 /// - the request is counted by route, backend and status with its duration (status 0, an
 ///   answer that never reached the client, counts as 499);
 /// - with `log` (the access log is on), one access log line.
+/// A tunnel (docs/upgrades.md) is recorded in two parts: its upstream result (the `101`, an
+/// accept for the breaker) by record_tunnel_start() when it opens, the rest here when it ends,
+/// with the request's duration counted up to the `101` and the log line's up to the end.
 void record_step(RequestContext& ctx, core::TimePoint now, const Peer& peer,
                  log::AccessLog::Batch* log);
+
+/// The upstream half of record_step() for a tunnel that just opened at `now`: the breaker
+/// window and the upstream series see the `101` at once, not when the tunnel ends hours later.
+void record_tunnel_start(RequestContext& ctx, core::TimePoint now);
 
 /// Copies what the log line needs of the head (method, path, host, and the client address when
 /// the peer is a trusted proxy) while the head's bytes are still there. Call right after

@@ -47,9 +47,17 @@ struct Row {
 constexpr std::string_view kForwarded = "X-Forwarded-For: 127.0.0.1\r\nX-Forwarded-Proto: http\r\n";
 
 /// The head the upstream receives: the request line and the fields the row names, then the
-/// forwarding fields the gateway adds, the empty line and `body`.
+/// forwarding fields the gateway adds (X-Forwarded-Host: the Host the upstream gets, when not
+/// empty), the empty line and `body`.
 std::string up(std::string_view head, std::string_view body = {}) {
-  return std::string(head) + std::string(kForwarded) + "\r\n" + std::string(body);
+  std::string forwarded_host;
+  if (const auto at = head.find("\r\nHost: "); at != std::string_view::npos) {
+    const auto value = head.substr(at + 8, head.find("\r\n", at + 8) - (at + 8));
+    if (!value.empty()) {
+      forwarded_host = "X-Forwarded-Host: " + std::string(value) + "\r\n";
+    }
+  }
+  return std::string(head) + std::string(kForwarded) + forwarded_host + "\r\n" + std::string(body);
 }
 
 /// What an upstream received, without the X-Request-Id line the gateway generated (random).

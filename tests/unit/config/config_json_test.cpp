@@ -30,7 +30,7 @@ TEST(ConfigJsonTest, EveryDefaultIsSpelledOut) {
                             "buckets":40,"failure_statuses":[500,502,503,504]})"));
   EXPECT_EQ(out["routes"][0],
             json::parse(R"({"name":"users","prefix":"/api/users","backend":"users",
-                            "limit":"standard","methods":null,"host":null,"strip_prefix":false})"));
+                            "limit":"standard","methods":null,"host":null,"strip_prefix":false,"upgrades":true})"));
   EXPECT_EQ(out["admin"], json::parse(R"({"address":"127.0.0.1","port":9901,"token_env":null,
                                           "persist":false})"));
   EXPECT_EQ(out["identity"], json::parse(R"([{"client_ip":true}])"));
@@ -45,12 +45,14 @@ TEST(ConfigJsonTest, ARedisStoreAndEveryOptionalFieldRoundTrip) {
   document["identity"] =
       json::parse(R"([{"header":"X-API-Key"},{"bearer":true},{"client_ip":true}])");
   document["http"] = json::parse(
-      R"({"trusted_proxies":["10.0.0.0/8","::1/128"],"max_connections":7,"merge_slashes":false})");
+      R"({"trusted_proxies":["10.0.0.0/8","::1/128"],"max_connections":7,"merge_slashes":false,
+          "tunnel_idle_timeout_ms":1234,"request_id":"replace"})");
   document["access_log"] = json::parse(R"({"path":"/var/log/a.log","user_hash_key_env":"K"})");
   document["overrides"] = json::parse(R"({"standard":{"partner.42":{"requests":0}}})");
   document["routes"][0]["methods"] = json::array({"GET", "POST"});
   document["routes"][0]["host"] = "api.example.com";
   document["routes"][0]["strip_prefix"] = true;
+  document["routes"][0]["upgrades"] = false;
   document["backends"]["users"]["balance"] = "least_request";
   document["backends"]["users"]["breaker"] = json::parse(
       R"({"enabled":false,"k":2.5,"protection":0,"window_ms":2000,"buckets":4,"failure_statuses":[]})");
@@ -59,12 +61,16 @@ TEST(ConfigJsonTest, ARedisStoreAndEveryOptionalFieldRoundTrip) {
   document.erase("listen");
   document["listeners"] = json::parse(R"([{"name":"https","port":8443,"tls":{"certificates":
       [{"cert":"/a.pem","key":"/a.key","server_names":["*.a.test"]}],"min_version":"1.3",
-      "client_ca":"/partners.pem","require_client_cert":true}}])");
+      "client_ca":"/partners.pem","require_client_cert":true},"proxy_protocol":true}])");
   const Config config = parsed(document);
   const json out = to_json(config);
   EXPECT_EQ(out["store"]["password_env"], "REDIS_PASSWORD");
   EXPECT_EQ(out["http"]["trusted_proxies"], json::parse(R"(["10.0.0.0/8","::1/128"])"));
   EXPECT_EQ(out["http"]["merge_slashes"], false);
+  EXPECT_EQ(out["http"]["tunnel_idle_timeout_ms"], 1234);
+  EXPECT_EQ(out["http"]["request_id"], "replace");
+  EXPECT_EQ(out["routes"][0]["upgrades"], false);
+  EXPECT_EQ(out["listeners"][0]["proxy_protocol"], true);
   EXPECT_EQ(out["access_log"]["user_hash_key_env"], "K");
   EXPECT_EQ(out["backends"]["users"]["tls"]["server_name"], "users.internal");
   EXPECT_EQ(out["listeners"][0]["tls"]["require_client_cert"], true);

@@ -273,6 +273,37 @@ TEST(ServerSectionsTest, MergeSlashesDefaultsToTrue) {
   EXPECT_THAT(problems_of(doc), ElementsAre("http.merge_slashes: must be a boolean"));
 }
 
+TEST(ServerSectionsTest, TunnelTimeoutRequestIdPolicyAndRouteUpgrades) {
+  auto doc = valid_document();
+  const Config defaults = parsed(doc);
+  EXPECT_EQ(defaults.http.tunnel_idle_timeout, std::chrono::milliseconds(300000));
+  EXPECT_EQ(defaults.http.request_id, RequestIdPolicy::kPreserve);
+  EXPECT_TRUE(defaults.routes.at(0).upgrades);
+  doc["http"] = {{"tunnel_idle_timeout_ms", 2500}, {"request_id", "trusted"}};
+  doc["routes"][0]["upgrades"] = false;
+  const Config set = parsed(doc);
+  EXPECT_EQ(set.http.tunnel_idle_timeout, std::chrono::milliseconds(2500));
+  EXPECT_EQ(set.http.request_id, RequestIdPolicy::kTrusted);
+  EXPECT_FALSE(set.routes.at(0).upgrades);
+  doc["http"] = {{"tunnel_idle_timeout_ms", 0}, {"request_id", "keep"}};
+  EXPECT_THAT(problems_of(doc),
+              ElementsAre("http.tunnel_idle_timeout_ms: must be between 1 and 86400000",
+                          R"(http.request_id: must be one of "preserve", "trusted", "replace")"));
+}
+
+TEST(ServerSectionsTest, ProxyProtocolNeedsTrustedProxies) {
+  auto doc = valid_document();
+  doc.erase("listen");
+  doc["listeners"] = {{{"name", "edge"}, {"proxy_protocol", true}}};
+  EXPECT_THAT(problems_of(doc),
+              ElementsAre("listeners[0].proxy_protocol: needs http.trusted_proxies (the "
+                          "balancers allowed to send the header)"));
+  doc["http"] = {{"trusted_proxies", {"10.0.0.0/8"}}};
+  EXPECT_TRUE(parsed(doc).listeners[0].proxy_protocol);
+  doc["listeners"][0]["proxy_protocol"] = "v2";
+  EXPECT_THAT(problems_of(doc), ElementsAre("listeners[0].proxy_protocol: must be a boolean"));
+}
+
 TEST(ServerSectionsTest, ParsesIdentitySourcesInOrder) {
   auto doc = valid_document();
   doc["identity"] = Json::parse(R"([{"bearer": true}, {"header": "X-User"}])");

@@ -106,6 +106,53 @@ TEST(HeadRewriteTest, KeepsForwardedProtoOnlyFromATrustedPeer) {
             std::string::npos);
 }
 
+TEST(HeadRewriteTest, AddsForwardedHostKeepingATrustedPeersOwn) {
+  RequestRewrite rw = plain();
+  rw.forwarded_host = "api.example.com:8080";
+  const std::string text =
+      "GET /x HTTP/1.1\r\nHost: api.example.com:8080\r\n"
+      "X-Forwarded-Host: evil.example\r\n\r\n";
+  std::string out = request(text, rw);
+  EXPECT_NE(out.find("X-Forwarded-Host: api.example.com:8080\r\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("evil.example"), std::string::npos) << out;
+  rw.peer_trusted = true;
+  out = request(text, rw);
+  EXPECT_NE(out.find("X-Forwarded-Host: evil.example\r\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("X-Forwarded-Host: api"), std::string::npos) << out;
+  // No Host at all (HTTP/1.0): nothing to forward.
+  rw = plain();
+  EXPECT_EQ(request("GET /x HTTP/1.0\r\n\r\n", rw).find("X-Forwarded-Host"), std::string::npos);
+}
+
+TEST(HeadRewriteTest, ForwardsAnUpgradeWithConnectionUpgradeOnly) {
+  const std::string text =
+      "GET /chat HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, Upgrade, X-Secret\r\n"
+      "Upgrade: websocket\r\nX-Secret: 1\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+      "Sec-WebSocket-Version: 13\r\n\r\n";
+  RequestRewrite rw = plain("/chat");
+  EXPECT_EQ(request(text, rw).find("Upgrade"), std::string::npos);  // v1: stripped
+  rw.upgrade = true;
+  const std::string out = request(text, rw);
+  EXPECT_NE(out.find("\r\nUpgrade: websocket\r\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("\r\nConnection: Upgrade\r\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"), std::string::npos);
+  EXPECT_EQ(out.find("X-Secret"), std::string::npos) << out;    // still named by Connection
+  EXPECT_EQ(out.find("keep-alive"), std::string::npos) << out;  // the client's Connection is gone
+}
+
+TEST(HeadRewriteTest, ResponseToAnUpgradeKeepsUpgradeAndSaysConnectionUpgrade) {
+  const std::string text =
+      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+      "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n";
+  ResponseRewrite rw;
+  EXPECT_EQ(response(text, rw).find("Upgrade"), std::string::npos);
+  rw.upgrade = true;
+  rw.keep_alive = false;  // not looked at
+  EXPECT_EQ(response(text, rw),
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+            "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\nConnection: Upgrade\r\n\r\n");
+}
+
 TEST(HeadRewriteTest, ReplacesTheRequestIdOnlyWhenGivenOne) {
   const std::string text = "GET /x HTTP/1.1\r\nX-Request-Id: a b\r\nX-Request-Id: c\r\n\r\n";
   RequestRewrite rw = plain();
