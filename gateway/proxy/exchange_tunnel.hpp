@@ -17,7 +17,7 @@ namespace detail {
 
 /// A tunnel read asks for this much at first, doubling while reads fill it, up to the most: an
 /// idle tunnel keeps small buffers, a busy one moves large messages in few system calls.
-inline constexpr std::size_t kTunnelReadMin = 4096;
+inline constexpr std::size_t kTunnelReadMin = 1024;
 inline constexpr std::size_t kTunnelReadMax = std::size_t{64} * 1024;
 
 /// What one direction of a tunnel moved, and why it stopped.
@@ -134,6 +134,14 @@ Task<void> tunnel(Exchange<Down, Up>& x) {
   ctx.outcome.status = head.status;
   ctx.outcome.bytes_out = early.size();
   record_tunnel_start(ctx, x.up.clock.now());
+  // The buffers the request and the response head used are larger than an idle tunnel needs:
+  // empty ones are freed, and each direction's first read makes a small one
+  // (docs/upgrades.md, "The tunnel").
+  for (beast::flat_buffer* buffer : {&x.down.buffer, &x.conn->buffer}) {
+    if (buffer->size() == 0) {
+      buffer->shrink_to_fit();
+    }
+  }
   x.up.tunnels->fetch_add(1, std::memory_order_relaxed);
   {
     Tunnel<Down, Up> t(x, ctx.snapshot->config().http.tunnel_idle_timeout);

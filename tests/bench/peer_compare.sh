@@ -6,7 +6,7 @@
 # targets measured in interleaved rounds of the same run are what to read.
 #
 # usage: tests/bench/peer_compare.sh [throughput] [pinned] [limits] [accesslog] [redis] [idle]
-#                                     [stream] [tls]                      (default: all eight)
+#                                     [stream] [tls] [websocket]           (default: all nine)
 #   throughput  wrk keep-alive load through every target, no CPU pinning, rounds interleaved
 #               (direct sluice-1 sluice-2 nginx-1 nginx-2 haproxy-1 haproxy-2, then again ...)
 #   pinned      the same for the 1-worker targets: proxy on cpu 0, wrk + backend on cpu 1
@@ -31,16 +31,25 @@
 #               connections per second with one request each (variant tlsnew: wrk sends
 #               `Connection: close`, so every request is a full handshake), and the RSS of each
 #               holding IDLE_CONNS idle TLS connections (idle_clients.py --tls)
+#   websocket   WebSocket (HTTP/1.1 Upgrade) tunnels to the demo backend's /ws/echo, pinned like
+#               `pinned`, sluice-ws (1 worker, a /ws route) against nginx-ws (1 worker,
+#               `location /ws` with Upgrade/Connection passed on), load from sluice_ws_load
+#               (binary messages, closed loop: each connection sends one and waits for its
+#               echo): variant ws-1k (64 connections x 1 KiB: messages/s, p99), variant ws-1m
+#               (8 connections x 1 MiB: MiB/s), ROUNDS interleaved rounds each; then the RSS of
+#               each proxy before and while holding WS_IDLE idle tunnels (sluice_ws_load --idle,
+#               held WS_HOLD seconds), as KiB per tunnel
 #
 # Environment (defaults in brackets):
 #   ROUNDS [3]  DURATION [10s]  WARMUP [2s]  CONNECTIONS [64]  WRK_THREADS [1]  REQ_PATH [/ok]
-#   IDLE_CONNS [10000]  STREAM_BYTES [1073741824]  LIMIT_KEYS [10000]
+#   IDLE_CONNS [10000]  STREAM_BYTES [1073741824]  LIMIT_KEYS [10000]  WS_IDLE [1000]  WS_HOLD [5]
 #   BACKEND [auto]   nginx = nginx static (1 worker), demo = sluice-demo-backend --threads 1,
 #                    auto = nginx when installed, else demo (why: docs/benchmarks.md)
 #   BIN_DIR [build/bin]  OUT_DIR [build/bench/peers]
-#   TARGETS [all]    space-separated target names: the throughput, pinned and limits sections
-#                    measure only those of their targets (e.g. TARGETS="nginx-limit_req
-#                    haproxy-stick-table" limits)
+#   TARGETS [all]    space-separated target names: the throughput, pinned, limits and websocket
+#                    sections measure only those of their targets (e.g. TARGETS="nginx-limit_req
+#                    haproxy-stick-table" limits; TARGETS=nginx-ws websocket, which also holds
+#                    the idle tunnels through nginx only)
 # Results: OUT_DIR/{raw.tsv,memory.tsv,meta.tsv,summary.json,summary.md}; logs, configs and
 # every wrk output in OUT_DIR/work/.
 set -euo pipefail
@@ -57,6 +66,8 @@ readonly REQ_PATH=${REQ_PATH:-/ok}
 readonly IDLE_CONNS=${IDLE_CONNS:-10000}
 readonly STREAM_BYTES=${STREAM_BYTES:-1073741824}
 readonly LIMIT_KEYS=${LIMIT_KEYS:-10000}
+readonly WS_IDLE=${WS_IDLE:-1000}
+readonly WS_HOLD=${WS_HOLD:-5}
 readonly TARGETS=${TARGETS:-}
 # nginx's limit_req for the `limits` section: a rate no run here can reach, far below the point
 # where nginx's fixed-point arithmetic overflows (peers/nginx-limits.conf.in explains both).
@@ -321,9 +332,11 @@ ensure_tools() {
 FD_LIMIT=
 
 # raise_fd_limit: IDLE_CONNS idle connections need that many descriptors in the client and in
-# the proxy (plus upstream and spare ones); asks for twice that. Root may raise the hard limit.
+# the proxy (plus upstream and spare ones); asks for twice that. A WebSocket tunnel holds two in
+# the proxy, so WS_IDLE counts twice. Root may raise the hard limit.
 raise_fd_limit() {
-  local want=$((2 * IDLE_CONNS + 4096)) need=$((IDLE_CONNS + 1024)) hard
+  local conns=$((IDLE_CONNS > 2 * WS_IDLE ? IDLE_CONNS : 2 * WS_IDLE))
+  local want=$((2 * conns + 4096)) need=$((conns + 1024)) hard
   hard=$(ulimit -Hn)
   if [[ $hard != unlimited ]] && ((hard < want)) && [[ $(id -u) -eq 0 ]]; then
     ulimit -Hn "$want" 2>/dev/null || true
@@ -333,7 +346,7 @@ raise_fd_limit() {
     ulimit -Sn "$want"
   else
     ulimit -Sn "$hard"
-    ((hard >= need)) || warn "open-file limit is $hard: the idle test will fall short of $IDLE_CONNS"
+    ((hard >= need)) || warn "open-file limit is $hard: the idle tests will fall short of $conns"
   fi
   FD_LIMIT=$(ulimit -Sn)
   log "open-file limit: $FD_LIMIT"
@@ -341,17 +354,21 @@ raise_fd_limit() {
 
 SLUICE_BIN=
 DEMO_BIN=
+WS_LOAD_BIN=
+NEED_WS_LOAD=0 # set by main when the websocket section runs
 
 # snapshot_binaries: copies the binaries into WORK, so a rebuild during the run (another shell)
 # cannot swap or truncate them between two start-ups.
 snapshot_binaries() {
-  local bin
-  for bin in sluice sluice-demo-backend; do
+  local bin bins=(sluice sluice-demo-backend)
+  ((!NEED_WS_LOAD)) || bins+=(sluice_ws_load)
+  for bin in "${bins[@]}"; do
     [[ -x $BIN_DIR/$bin ]] || die "$BIN_DIR/$bin is missing: build first (./deploy/dev.sh build)"
     cp "$BIN_DIR/$bin" "$WORK/bin/$bin"
   done
   SLUICE_BIN=$WORK/bin/sluice
   DEMO_BIN=$WORK/bin/sluice-demo-backend
+  WS_LOAD_BIN=$WORK/bin/sluice_ws_load
 }
 
 meta() { printf '%s\t%s\n' "$1" "$2" >>"$OUT_DIR/meta.tsv"; }
@@ -501,6 +518,7 @@ start_target() {
     direct) return 0 ;;
     sluice-limits) start_sluice "$name" 1 "$cpus" 30000 sluice-limits.json.in ;;
     sluice-tls | sluice-tls-idle) start_sluice "$name" 1 "$cpus" 30000 sluice-tls.json.in ;;
+    sluice-ws | sluice-ws-idle) start_sluice "$name" 1 "$cpus" 30000 sluice-ws.json.in ;;
     sluice-log) start_sluice "$name" 1 "$cpus" 30000 sluice.json.in "$LOGDIR/$name.access.log" ;;
     sluice-redis)
       start_sluice "$name" 1 "$cpus" 30000 sluice-redis.json.in || return 1
@@ -516,6 +534,8 @@ start_target() {
       }
       if [[ $name == nginx-tls || $name == nginx-tls-idle ]]; then
         start_nginx "$name" 1 "$cpus" nginx-tls.conf.in
+      elif [[ $name == nginx-ws || $name == nginx-ws-idle ]]; then
+        start_nginx "$name" 1 "$cpus" nginx-ws.conf.in
       elif [[ $name == nginx-limit_req ]]; then
         start_nginx "$name" 1 "$cpus" nginx-limits.conf.in
       elif [[ $name == nginx-log ]]; then
@@ -992,17 +1012,229 @@ stream_phase() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# WebSocket tunnels: sluice_ws_load against the demo backend's /ws/echo through each proxy.
+
+WS_PIN=() # the load tool's pinning (with the backend)
+
+# seconds_of DURATION: wrk's `10s`, `500ms`, `2m` or `1h` as seconds, for sluice_ws_load.
+seconds_of() {
+  case $1 in
+    *ms) awk -v v="${1%ms}" 'BEGIN { print v / 1000 }' ;;
+    *s) echo "${1%s}" ;;
+    *m) echo $((${1%m} * 60)) ;;
+    *h) echo $((${1%h} * 3600)) ;;
+    *) echo "$1" ;;
+  esac
+}
+
+# json_field FILE KEY: the number KEY holds on the last JSON line of FILE ("" if none).
+json_field() {
+  grep '^{' "$1" 2>/dev/null | tail -n1 | sed -nE "s/.*\"$2\":([-0-9.e+]+).*/\1/p"
+}
+
+# ws_upgrade_check NAME: one WebSocket through target NAME (handshake and an echo). A proxy that
+# does not tunnel the upgrade (the backend then answers 426) is skipped with the reason.
+ws_upgrade_check() {
+  local name=$1 out=$LOGDIR/upgrade-check-$1.txt
+  if "$WS_LOAD_BIN" --url "ws://127.0.0.1:${TARGET_PORT[$name]}/ws/echo" --idle 1 --hold 0 \
+    >"$out" 2>&1; then
+    return 0
+  fi
+  warn "no WebSocket echo through $name:"
+  sed 's/^/    | /' "$out" >&2
+  SKIP_REASON="no WebSocket through it: $(grep -m1 '^sluice_ws_load:' "$out" || echo 'see the log')"
+  return 1
+}
+
+# ws_measure VARIANT TARGET ROUND CONNECTIONS SIZE: one sluice_ws_load run (binary messages,
+# WARMUP unmeasured, then DURATION measured), one line in raw.tsv: messages/s as rps, messages
+# as requests, CPU per message over every message of the run (warm-up included), the tool's
+# error count as socket_errors.
+ws_measure() {
+  local variant=$1 target=$2 round=$3 conns=$4 size=$5 out pid=${TARGET_PID[$2]}
+  local cpu0 cpu1 be0 be1 rate p50 p99 messages total errors mib cpu_msg=nan be_msg=nan
+  out=$LOGDIR/$variant-$target-$round.txt
+  cpu0=$(cpu_ticks "$pid")
+  be0=$(cpu_ticks "$BACKEND_PID")
+  "${WS_PIN[@]}" "$WS_LOAD_BIN" --url "ws://127.0.0.1:${TARGET_PORT[$target]}/ws/echo" \
+    --connections "$conns" --size "$size" --duration "$(seconds_of "$DURATION")" \
+    --warmup "$(seconds_of "$WARMUP")" --binary >"$out" 2>&1 ||
+    warn "sluice_ws_load exited non-zero for $target (see $out)"
+  cpu1=$(cpu_ticks "$pid")
+  be1=$(cpu_ticks "$BACKEND_PID")
+  rate=$(json_field "$out" messages_per_sec)
+  p50=$(json_field "$out" p50_us)
+  p99=$(json_field "$out" p99_us)
+  messages=$(json_field "$out" messages)
+  total=$(json_field "$out" messages_total)
+  errors=$(json_field "$out" errors)
+  mib=$(json_field "$out" mib_per_sec)
+  if [[ -n $total ]] && ((total > 0)); then
+    cpu_msg=$(awk -v t="$((cpu1 - cpu0))" -v hz="$CLK_TCK" -v n="$total" 'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
+    be_msg=$(awk -v t="$((be1 - be0))" -v hz="$CLK_TCK" -v n="$total" 'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
+  fi
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$variant" "$target" "$round" \
+    "${rate:-nan}" "${p50:-nan}" "${p99:-nan}" "${messages:-0}" "$cpu_msg" "$be_msg" 0 \
+    "${errors:-no result}" >>"$OUT_DIR/raw.tsv"
+  log "$(printf '%-7s round %s %-10s %10s msg/s %8s MiB/s  p50 %6s µs  p99 %6s µs  cpu %6s µs/msg' \
+    "$variant" "$round" "$target" "${rate:-n/a}" "${mib:-n/a}" "${p50:-n/a}" "${p99:-n/a}" "$cpu_msg")"
+  if [[ ${errors:-x} != 0 ]]; then
+    warn "$target ($variant, round $round): sluice_ws_load reported errors:"
+    grep -v '^{' "$out" | head -n 10 | sed 's/^/    | /' >&2
+  fi
+  if ! is_alive "$pid"; then
+    warn "$target died during the run; its remaining rounds are skipped. Its log:"
+    show_log "$target"
+    TARGET_DEAD[$target]=1
+    meta "$variant.died.$target" "in round $round (log: $LOGDIR/$target.log)"
+  fi
+}
+
+# ws_idle_run NAME LABEL: holds WS_IDLE idle tunnels through target NAME (sluice_ws_load --idle:
+# handshake and one echo each, then silent) and records its RSS before and 2 s into the hold.
+ws_idle_run() {
+  local name=$1 label=$2 pid=${TARGET_PID[$1]} port=${TARGET_PORT[$1]} before after client
+  local out=$LOGDIR/ws-idle-$1.log deadline rc=0 open failed alive per=nan
+  sleep 1
+  before=$(rss_kb "$pid")
+  log "ws idle: $WS_IDLE tunnels through $label (RSS before: $((before / 1024)) MB)"
+  spawn "ws-idle-$name" "$WS_LOAD_BIN" --url "ws://127.0.0.1:$port/ws/echo" --idle "$WS_IDLE" \
+    --hold "$WS_HOLD"
+  client=$SPAWNED_PID
+  deadline=$((SECONDS + 180))
+  until grep -qs '^ready ' "$out"; do
+    if ! is_alive "$client" || ((SECONDS > deadline)); then
+      warn "sluice_ws_load did not get its tunnels up:"
+      show_log "ws-idle-$name"
+      stop_pid "$client"
+      return 1
+    fi
+    sleep 0.2
+  done
+  sleep 2 # let the proxy settle (late frees) before reading RSS
+  after=$(rss_kb "$pid")
+  # The tool holds WS_HOLD s from `ready`, then echoes once more on every tunnel and closes.
+  deadline=$((SECONDS + WS_HOLD + 60))
+  while is_alive "$client" && ((SECONDS < deadline)); do sleep 0.2; done
+  if is_alive "$client"; then
+    warn "sluice_ws_load still runs $((WS_HOLD + 60)) s after ready: stopped"
+    stop_pid "$client"
+    rc=timeout
+  else
+    wait "$client" 2>/dev/null || rc=$?
+  fi
+  open=$(json_field "$out" idle_open)
+  failed=$(json_field "$out" failed)
+  alive=$(json_field "$out" alive_after_hold)
+  if [[ -n $open ]] && ((open > 0)); then
+    per=$(awk -v b="$before" -v a="$after" -v n="$open" 'BEGIN { printf "%.2f", (a - b) / n }')
+  fi
+  log "ws idle: $label: $(grep -m1 '^ready ' "$out"); RSS $((after / 1024)) MB ($per KiB per" \
+    "tunnel); after the hold: ${alive:-?} of ${open:-?} still echo"
+  [[ $rc == 0 ]] || warn "sluice_ws_load exited $rc: $(grep -v -e '^{' -e '^ready ' "$out" | head -n 3)"
+  is_alive "$pid" || warn "$label died while holding idle tunnels"
+  record ws-idle "$name" label "$label"
+  record ws-idle "$name" rss_before_kb "$before"
+  record ws-idle "$name" rss_with_tunnels_kb "$after"
+  record ws-idle "$name" tunnels "${open:-0}"
+  record ws-idle "$name" failed "${failed:-?}"
+  record ws-idle "$name" alive_after_hold "${alive:-0}"
+  record ws-idle "$name" kib_per_tunnel "$per"
+}
+
+# websocket_phase: both proxies pinned (proxy on cpu 0, the load tool and the demo backend on
+# cpu 1), the ws-1k and ws-1m variants in interleaved rounds, then the idle tunnels (unpinned,
+# like the other idle tests).
+websocket_phase() {
+  local proxy_cpus=0 other_cpus=1 t round spec variant conns size started=()
+  log "=== WEBSOCKET: echo through tunnels to the demo backend's /ws/echo, pinned like PINNED ==="
+  if ! pinning_available; then
+    warn "cannot pin to cpus 0 and 1 ($(nproc) usable): running websocket unpinned"
+    proxy_cpus="" other_cpus=""
+  fi
+  for variant in ws-1k ws-1m; do
+    meta "$variant.pinning" "$([[ -n $proxy_cpus ]] &&
+      echo "proxy on cpu 0; sluice_ws_load and the backend on cpu 1" ||
+      echo "UNAVAILABLE ($(nproc) usable cpus): nothing pinned")"
+  done
+  enter_phase websocket
+  pin_cmd "$other_cpus"
+  WS_PIN=("${PIN[@]}")
+  start_backend backend "$other_cpus" demo # /ws/echo exists on the demo backend only
+  for t in sluice-ws nginx-ws; do
+    if [[ -n $TARGETS && " $TARGETS " != *" $t "* ]]; then
+      meta "ws-1k.skipped.$t" "not in TARGETS"
+      meta "ws-1m.skipped.$t" "not in TARGETS"
+      continue
+    fi
+    if start_target "$t" "$proxy_cpus" && ws_upgrade_check "$t"; then
+      started+=("$t")
+    else
+      warn "skipping $t: $SKIP_REASON"
+      meta "ws-1k.skipped.$t" "$SKIP_REASON"
+      meta "ws-1m.skipped.$t" "$SKIP_REASON"
+    fi
+  done
+  TARGET_DEAD=()
+  for spec in "ws-1k 64 1024" "ws-1m 8 1048576"; do
+    read -r variant conns size <<<"$spec"
+    meta "ws_connections.$variant" "$conns"
+    meta "ws_message_bytes.$variant" "$size"
+    for ((round = 1; round <= ROUNDS; round++)); do
+      for t in "${started[@]}"; do
+        if ! is_alive "$BACKEND_PID"; then
+          warn "the backend died: the rest of this phase is skipped. Its log:"
+          show_log backend
+          break 3
+        fi
+        [[ -z ${TARGET_DEAD[$t]:-} ]] || continue
+        ws_measure "$variant" "$t" "$round" "$conns" "$size"
+      done
+    done
+  done
+  stop_all
+  log "=== idle WebSocket tunnels: RSS with $WS_IDLE idle tunnels held ${WS_HOLD}s ==="
+  meta ws_idle "$WS_IDLE"
+  enter_phase websocket-idle
+  start_backend backend "" demo
+  for t in sluice-ws nginx-ws; do
+    [[ -z $TARGETS || " $TARGETS " == *" $t "* ]] || continue
+    if start_target "$t-idle" ""; then
+      ws_idle_run "$t-idle" "$(label_of_ws "$t")" || warn "the $t idle tunnel test failed"
+    else
+      warn "skipping $t-idle: $SKIP_REASON"
+    fi
+  done
+  stop_all
+}
+
+# label_of_ws NAME: the memory table's label for a websocket target.
+label_of_ws() {
+  case $1 in
+    sluice-ws) echo "sluice threads=1" ;;
+    *) echo "nginx 1 worker (master + worker RSS)" ;;
+  esac
+}
+
+# ---------------------------------------------------------------------------------------------
 
 main() {
   local sections=("$@") s
-  ((${#sections[@]} > 0)) || sections=(throughput pinned limits accesslog redis idle stream tls)
+  ((${#sections[@]} > 0)) ||
+    sections=(throughput pinned limits accesslog redis idle stream tls websocket)
   for s in "${sections[@]}"; do
     case $s in
       throughput | pinned | limits | accesslog | redis | idle | stream | tls) ;;
-      *) die "unknown section '$s' (throughput, pinned, limits, accesslog, redis, idle, stream, tls)" ;;
+      websocket) NEED_WS_LOAD=1 ;;
+      *) die "unknown section '$s' (throughput, pinned, limits, accesslog, redis, idle, stream," \
+        "tls, websocket)" ;;
     esac
   done
   [[ $LIMIT_KEYS =~ ^[1-9][0-9]*$ ]] || die "LIMIT_KEYS must be a positive integer"
+  [[ $WS_IDLE =~ ^[1-9][0-9]*$ ]] || die "WS_IDLE must be a positive integer"
+  if [[ ! $WS_HOLD =~ ^[0-9]+$ ]] || ((WS_HOLD < 3)); then
+    die "WS_HOLD must be a whole number of seconds, at least 3 (RSS is read 2 s into the hold)"
+  fi
   [[ $BACKEND =~ ^(auto|demo|nginx)$ ]] || die "BACKEND must be auto, demo or nginx"
   mkdir -p "$OUT_DIR"
   # Clear the previous run's work directory, but only one this script made (OUT_DIR is free).
@@ -1026,6 +1258,7 @@ main() {
   meta versions "$(versions)"
   meta rounds "$ROUNDS"
   meta duration "$DURATION"
+  meta warmup "$WARMUP"
   meta connections "$CONNECTIONS"
   meta wrk_threads "$WRK_THREADS"
   meta path "$REQ_PATH"
@@ -1043,6 +1276,7 @@ main() {
       idle) idle_phase ;;
       stream) stream_phase ;;
       tls) tls_phase ;;
+      websocket) websocket_phase ;;
     esac
   done
 

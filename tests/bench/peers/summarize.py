@@ -5,10 +5,15 @@
 Inputs in OUT_DIR (tab-separated, with a header line):
   raw.tsv     one line per wrk run: variant target round rps p50_us p99_us requests
               cpu_us_per_req backend_cpu_us_per_req non2xx socket_errors
-  memory.tsv  test target metric value   (idle connections and streaming results)
+              (the websocket variants ws-1k and ws-1m: one line per sluice_ws_load run,
+              messages/s as rps, messages as requests, CPU per message, the tool's error
+              count as socket_errors)
+  memory.tsv  test target metric value   (idle connections, streaming results, idle
+              WebSocket tunnels)
   meta.tsv    key value                  (date, load, versions, settings; and per section
               SECTION.skipped.TARGET, SECTION.died.TARGET, SECTION.pinning, and for `limits`
-              limits.check.TARGET and limits.keys.TARGET, shown beside the tables)
+              limits.check.TARGET and limits.keys.TARGET, shown beside the tables; for the
+              websocket variants ws_connections.VARIANT and ws_message_bytes.VARIANT)
 Prints the Markdown tables (also written to summary.md).
 """
 
@@ -34,6 +39,8 @@ LABELS = {
     "nginx-log": "nginx 1 worker, access log to a file (buffer=64k flush=1s)",
     "sluice-tls": "sluice threads=1, HTTPS (TLS 1.3, ECDSA P-256)",
     "nginx-tls": "nginx 1 worker, HTTPS (TLS 1.3, the same certificate)",
+    "sluice-ws": "sluice threads=1, WebSocket tunnel (route /ws)",
+    "nginx-ws": "nginx 1 worker, WebSocket proxying (location /ws)",
 }
 VARIANTS = {
     "shared": "no pinning: wrk, backend and proxy share both cores",
@@ -47,7 +54,14 @@ VARIANTS = {
     "tls": "TLS: keep-alive HTTPS, pinned like PINNED",
     "tlsnew": "TLS NEW CONNECTIONS: one request per connection (`Connection: close`, a full "
               "TLS 1.3 handshake each; req/s = new connections/s), pinned like PINNED",
+    "ws-1k": "WEBSOCKET 1 KiB: echo through a tunnel, many small messages, pinned like PINNED",
+    "ws-1m": "WEBSOCKET 1 MiB: echo through a tunnel, large messages, pinned like PINNED",
 }
+# The `websocket` section's variants (sluice_ws_load, not wrk) and its pair of targets.
+WS_VARIANTS = ("ws-1k", "ws-1m")
+WS_OURS, WS_PEER = "sluice-ws", "nginx-ws"
+# Variants without the plain sluice-N / peer-N ratio table.
+NO_PLAIN_RATIOS = ("limits", "redis", "accesslog", "tls", "tlsnew") + WS_VARIANTS
 # The TLS issue's targets (sections tls and tlsnew, and the idle TLS connections).
 TLS_OURS, TLS_PEER = "sluice-tls", "nginx-tls"
 TLS_MIN_RPS_RATIO = 1.0
@@ -308,6 +322,8 @@ def throughput_tables(summary: dict, meta: dict, raw: list) -> list:
     variants = list(summary) + [v for v in VARIANTS if v not in summary
                                 and any(k.startswith(v + ".skipped.") for k in meta)]
     for variant in variants:
+        if variant in WS_VARIANTS:
+            continue  # websocket_tables
         targets = summary.get(variant, {})
         notes = target_notes(meta, variant)
         title = VARIANTS.get(variant, variant).format(keys=meta.get("limit_keys", "?"))
@@ -368,8 +384,7 @@ def throughput_tables(summary: dict, meta: dict, raw: list) -> list:
                 lines.append(f"sluice-tls / nginx-tls: req/s "
                              f"{with_goal(r['rps'], r['met'], TLS_MIN_RPS_RATIO, True)}, p99 "
                              f"{fmt(r['p99'], 2)}, proxy CPU per request {fmt(r['cpu'], 2)}.")
-        pairs = (ratios(targets) if variant not in ("limits", "redis", "accesslog", "tls", "tlsnew")
-                 else [])
+        pairs = ratios(targets) if variant not in NO_PLAIN_RATIOS else []
         if pairs:
             lines.append("")
             lines.append("Ratios at equal workers (req/s > 1: sluice faster; p99 and CPU < 1: "
@@ -388,6 +403,114 @@ def throughput_tables(summary: dict, meta: dict, raw: list) -> list:
                              with_goal(p["p99"], met["p99"], goals["p99"], False),
                              with_goal(p["cpu"], met["cpu"], goals["cpu"], False)]
                 lines.append(f"| {p['pair']} | {cells[0]} | {cells[1]} | {cells[2]} |")
+        lines.append("")
+    return lines
+
+
+def ws_message_bytes(meta: dict, variant: str):
+    return number(meta.get(f"ws_message_bytes.{variant}"))
+
+
+def ws_mib_per_s(stats: dict, size) -> float:
+    rps = stats.get("rps")
+    return rps * size / 1048576 if rps is not None and size is not None else None
+
+
+def ws_ratio(targets: dict, size) -> dict:
+    """sluice-ws / nginx-ws: messages/s (= MiB/s at one message size), p99, CPU per message."""
+    ours, theirs = targets.get(WS_OURS), targets.get(WS_PEER)
+    if not ours or not theirs:
+        return {}
+
+    def ratio(metric):
+        a, b = ours.get(metric), theirs.get(metric)
+        return a / b if a is not None and b else None
+
+    return {"messages_per_s": ratio("rps"), "p99": ratio("p99_us"),
+            "cpu": ratio("cpu_us_per_req"),
+            "mib_per_s": {WS_OURS: ws_mib_per_s(ours, size), WS_PEER: ws_mib_per_s(theirs, size)}}
+
+
+def ws_idle_figures(memory: dict) -> dict:
+    """Per target: tunnels held and KiB of proxy RSS per tunnel; and sluice's / nginx's."""
+    out = {}
+    for target, m in memory.get("ws-idle", {}).items():
+        out[target] = {"tunnels": number(m.get("tunnels")),
+                       "kib_per_tunnel": number(m.get("kib_per_tunnel"))}
+    ours, theirs = out.get(WS_OURS + "-idle"), out.get(WS_PEER + "-idle")
+    if ours and theirs and ours["kib_per_tunnel"] is not None and theirs["kib_per_tunnel"]:
+        out["ratio"] = ours["kib_per_tunnel"] / theirs["kib_per_tunnel"]
+    return out
+
+
+def websocket_summary(throughput: dict, meta: dict, memory: dict):
+    """Per variant each target's medians with MiB/s, and sluice-ws / nginx-ws; idle tunnels."""
+    variants = {}
+    for variant in WS_VARIANTS:
+        if variant not in throughput:
+            continue
+        size = ws_message_bytes(meta, variant)
+        variants[variant] = {
+            "message_bytes": size,
+            "targets": {name: {"messages_per_s": s.get("rps"), "mib_per_s": ws_mib_per_s(s, size),
+                               "p50_us": s.get("p50_us"), "p99_us": s.get("p99_us"),
+                               "cpu_us_per_message": s.get("cpu_us_per_req")}
+                        for name, s in throughput[variant].items()},
+            "ratio": ws_ratio(throughput[variant], size) or None,
+        }
+    idle = ws_idle_figures(memory)
+    if not variants and not idle:
+        return None
+    return {"variants": variants, "idle": idle}
+
+
+def websocket_tables(summary: dict, meta: dict) -> list:
+    """The ws-1k and ws-1m variants: messages/s, MiB/s (payload one way), latency, CPU."""
+    lines = []
+    for variant in WS_VARIANTS:
+        notes = target_notes(meta, variant)
+        if variant not in summary and not notes:
+            continue
+        targets = summary.get(variant, {})
+        size = ws_message_bytes(meta, variant)
+        lines.append(f"### {VARIANTS[variant]}")
+        lines.append("")
+        lines.append(f"sluice_ws_load --connections {meta.get(f'ws_connections.{variant}', '?')} "
+                     f"--size {meta.get(f'ws_message_bytes.{variant}', '?')} --binary "
+                     f"--duration {meta.get('duration', '?')} --warmup {meta.get('warmup', '?')} "
+                     "against the demo backend's /ws/echo "
+                     f"(closed loop: one message in flight per connection), medians of "
+                     f"{meta.get('rounds', '?')} interleaved rounds. MiB/s counts the payload "
+                     "one way; CPU per message counts every message of a run, warm-up included.")
+        if meta.get(f"{variant}.pinning", "").startswith("UNAVAILABLE"):
+            lines.append(f"**Pinning {meta[f'{variant}.pinning']}.**")
+        lines.append("")
+        lines.append("| target | messages/s | range | MiB/s | p50 µs | p99 µs "
+                     "| proxy CPU µs/msg | backend CPU µs/msg | errors |")
+        lines.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+        for name in (WS_OURS, WS_PEER):
+            s = targets.get(name)
+            if not s:
+                continue
+            errors = ["tool: " + "; ".join(s["socket_errors"])] if s["socket_errors"] else []
+            died = notes.get(name, {}).get("died")
+            if died:
+                errors.append(f"died {died}")
+            lines.append(
+                f"| {LABELS[name]} | {fmt(s['rps'])} | {fmt(s.get('rps_min'))}–"
+                f"{fmt(s.get('rps_max'))} | {fmt(ws_mib_per_s(s, size), 1)} | "
+                f"{fmt(s['p50_us'])} | {fmt(s['p99_us'])} | {fmt(s['cpu_us_per_req'], 1)} | "
+                f"{fmt(s['backend_cpu_us_per_req'], 1)} | {', '.join(errors) or 'none'} |")
+        for name, note in notes.items():
+            if "skipped" in note:
+                lines.append(f"| {LABELS.get(name, name)} | not measured: {note['skipped']} "
+                             "| | | | | | | |")
+        r = ws_ratio(targets, size)
+        if r:
+            lines.append("")
+            lines.append(f"{WS_OURS} / {WS_PEER}: messages/s (and MiB/s) "
+                         f"{fmt(r['messages_per_s'], 2)}, p99 {fmt(r['p99'], 2)}, proxy CPU "
+                         f"per message {fmt(r['cpu'], 2)}.")
         lines.append("")
     return lines
 
@@ -483,6 +606,28 @@ def memory_tables(memory: list) -> tuple:
                 f"{fmt(kb_to_mb(peak), 1, ' MB')} | "
                 f"{fmt(growth_mb, 1, ' MB')} | {goal} |")
         lines.append("")
+    ws_idle = data.get("ws-idle", {})
+    if ws_idle:
+        figures = ws_idle_figures(data)
+        lines.append("### Idle WebSocket tunnels (sluice_ws_load --idle: an upgrade and one echo "
+                     "each, then silent)")
+        lines.append("")
+        lines.append("| proxy | tunnels held | RSS before | RSS with tunnels | per tunnel |")
+        lines.append("| --- | ---: | ---: | ---: | ---: |")
+        for target, m in ws_idle.items():
+            before = number(m.get("rss_before_kb"))
+            after = number(m.get("rss_with_tunnels_kb"))
+            lines.append(
+                f"| {m.get('label', target)} | {fmt(number(m.get('tunnels')))} (failed "
+                f"{m.get('failed', '?')}; {m.get('alive_after_hold', '?')} still echo after "
+                f"the hold) | {fmt(kb_to_mb(before), 1, ' MB')} | "
+                f"{fmt(kb_to_mb(after), 1, ' MB')} | "
+                f"{fmt(number(m.get('kib_per_tunnel')), 1, ' KiB')} |")
+        if "ratio" in figures:
+            lines.append("")
+            lines.append(f"{WS_OURS} / {WS_PEER}: {fmt(figures['ratio'], 2)}x the memory per "
+                         "tunnel.")
+        lines.append("")
     return lines, data
 
 
@@ -498,6 +643,7 @@ def main() -> int:
              f"{meta.get('load_end', '?')}; {meta.get('cpus', '?')} CPUs; "
              f"{meta.get('versions', '')}.", ""]
     lines += throughput_tables(throughput, meta, raw)
+    lines += websocket_tables(throughput, meta)
     lines += mem_lines
     text = "\n".join(lines)
     (out_dir / "summary.md").write_text(text + "\n")
@@ -505,13 +651,14 @@ def main() -> int:
         "meta": meta,
         "throughput": throughput,
         "ratios": {variant: ratios(targets) for variant, targets in throughput.items()
-                   if variant not in ("limits", "redis", "accesslog", "tls", "tlsnew")},
+                   if variant not in NO_PLAIN_RATIOS},
         "tls": {variant: tls_ratio(throughput.get(variant, {})) for variant in ("tls", "tlsnew")
                 if variant in throughput},
         "limits": (limits_comparison(throughput.get("limits", {}), raw)
                    if "limits" in throughput else None),
         "redis": (redis_comparison(throughput.get("redis", {}))
                   if "redis" in throughput else None),
+        "websocket": websocket_summary(throughput, meta, memory),
         "memory": memory,
         "raw": raw,
     }
