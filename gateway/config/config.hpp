@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gateway/config/endpoint.hpp"
+#include "gateway/config/listener_config.hpp"
 
 // The validated configuration (docs/behaviour.md "Configuration"). Plain value types: build one
 // with config::parse_config / load_config_file (config_loader.hpp), which fills every field and
@@ -34,40 +35,6 @@ std::string_view to_string(StoreType type);
 std::string_view to_string(OnError on_error);
 std::string_view to_string(RequestIdPolicy policy);
 
-/// One certificate of a TLS listener (docs/tls.md).
-struct TlsCertificateConfig {
-  std::string cert;                       // PEM file: the certificate, then its chain
-  std::string key;                        // PEM file: its private key
-  std::vector<std::string> server_names;  // empty: the DNS names of the certificate's SAN
-
-  bool operator==(const TlsCertificateConfig&) const = default;
-};
-
-/// The `tls` object of a listener (docs/tls.md).
-struct ListenerTlsConfig {
-  std::vector<TlsCertificateConfig> certificates;  // at least one; the first is the default
-  std::string min_version = "1.2";                 // "1.2" or "1.3"
-  std::vector<std::string> alpn{"http/1.1"};       // by preference; "h2" waits for HTTP/2
-  std::optional<std::string> client_ca;  // PEM file: verifies client certificates when set
-  bool require_client_cert = false;      // needs client_ca: no valid certificate, no handshake
-
-  bool operator==(const ListenerTlsConfig&) const = default;
-};
-
-/// One data-path listener (docs/behaviour.md "Configuration", `listeners`). The v1 `listen`
-/// object is one listener named "default".
-struct ListenerConfig {
-  std::string name = "default";          // unique; in logs and metrics
-  std::string address = "0.0.0.0";       // an IPv4 or IPv6 literal
-  std::uint16_t port = 8080;             // 0 = ephemeral (tests)
-  std::optional<ListenerTlsConfig> tls;  // set: the listener speaks HTTPS
-  bool redirect_to_https = false;        // plain only: every request 308 to the first TLS one
-  bool proxy_protocol =
-      false;  // every connection starts with a PROXY header (docs/proxy-protocol.md)
-
-  bool operator==(const ListenerConfig&) const = default;
-};
-
 struct AdminConfig {
   std::string address = "127.0.0.1";
   std::uint16_t port = 9901;
@@ -85,8 +52,7 @@ struct HttpConfig {
   std::uint32_t max_connections = 10000;
   std::vector<Cidr> trusted_proxies;  // X-Forwarded-For is honoured only from these peers
   bool merge_slashes = true;          // path normalization merges runs of '/' (docs/paths.md)
-  std::chrono::milliseconds tunnel_idle_timeout{
-      300000};  // an upgraded connection (docs/upgrades.md)
+  std::chrono::milliseconds tunnel_idle_timeout{300000};  // upgrades (docs/upgrades.md)
   RequestIdPolicy request_id = RequestIdPolicy::kPreserve;
 
   bool operator==(const HttpConfig&) const = default;

@@ -34,9 +34,9 @@ struct Downstream {
   const Peer& peer;
 };
 
-/// What the exchange needs of its worker: the upstream side, and the pool its operations take
-/// memory from. No Worker: a test builds one around an in-memory connector. References outlive
-/// the exchange; confined to the worker's thread.
+/// What the exchange needs of its worker: the upstream side, the pool its operations take memory
+/// from, the open-tunnel count (atomic, every worker's). A test builds one around an in-memory
+/// connector. References outlive the exchange; confined to the worker's thread.
 template <typename Stream>
 struct UpstreamContext {
   UpstreamPool<Stream>& pool;
@@ -46,7 +46,7 @@ struct UpstreamContext {
   const core::Clock& clock;
   const std::atomic<bool>& draining;
   std::pmr::memory_resource* ops;
-  std::atomic<std::int64_t>* tunnels;  ///< open tunnels, every worker's (`sluice_tunnels_active`)
+  std::atomic<std::int64_t>* tunnels;
 };
 
 /// The largest upstream response head accepted (a larger one is a 502).
@@ -97,7 +97,6 @@ struct Exchange {
   [[nodiscard]] const UpstreamEndpoint& endpoint_ref() const {
     return backend.endpoints()[endpoint];
   }
-
   RequestContext& ctx;
   Downstream<Down> down;
   UpstreamContext<Up>& up;

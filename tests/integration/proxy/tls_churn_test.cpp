@@ -14,6 +14,7 @@
 #include "tests/integration/proxy/proxy_fixture.hpp"
 #include "tests/support/metrics_text.hpp"
 #include "tests/support/rss.hpp"
+#include "tests/support/sanitized.hpp"
 #include "tests/support/test_pki.hpp"
 #include "tests/support/tls_client.hpp"
 #include "tests/support/wait.hpp"
@@ -22,12 +23,6 @@ namespace sluice::testing {
 namespace {
 
 using nlohmann::json;
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;  // their allocators keep freed memory: RSS says nothing then
-#else
-constexpr bool kSanitized = false;
-#endif
 
 std::size_t open_fds(pid_t pid) {
   const std::filesystem::path dir = "/proc/" + std::to_string(pid) + "/fd";

@@ -202,6 +202,90 @@ TEST(ExchangeTest, ResponseBodiesLargerThanOneReadStream) {
 
 /// Every read and write of the exchange, on the client's side and the upstream's, failed in
 /// turn: whatever fails, the exchange ends, and its outcome is consistent.
+constexpr std::string_view kUpgradeRequest =
+    "GET /chat HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUpgrade: echo/1\r\n\r\n";
+constexpr std::string_view kSwitching =
+    "HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo/1\r\nConnection: Upgrade\r\n\r\n";
+
+TEST(ExchangeTest, A101ToAnUpgradeTunnelsBytesBothWaysUntilASideCloses) {
+  ProxyWorld world(world_config());
+  world.connector.responses.emplace_back(std::string(kSwitching) + "first-from-upstream");
+  OneExchange x(world, std::string(kUpgradeRequest) + "early-from-client");
+  x.start();
+  ASSERT_FALSE(x.done()) << "the tunnel closed at once: " << x.received();
+  EXPECT_EQ(world.services.tunnels.load(), 1);
+  const std::string to_client = x.received();  // (with the request id the gateway made)
+  EXPECT_TRUE(to_client.starts_with("HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo/1\r\n"))
+      << to_client;
+  EXPECT_TRUE(to_client.ends_with("\r\nConnection: Upgrade\r\n\r\nfirst-from-upstream"))
+      << to_client;
+  const std::string up = world.connector.received(0);
+  EXPECT_NE(up.find("\r\nUpgrade: echo/1\r\n"), std::string::npos) << up;
+  EXPECT_NE(up.find("\r\nConnection: Upgrade\r\n\r\nearly-from-client"), std::string::npos) << up;
+  // The breaker saw the 101 as an accept the moment the tunnel opened.
+  EXPECT_EQ(world.breakers().find("b")->snapshot().accepts, 1U);
+  x.send("more");
+  EXPECT_NE(world.connector.received(0).find("early-from-clientmore"), std::string::npos);
+  boost::asio::write(*world.connector.peers.at(0), boost::asio::buffer(std::string("reply")));
+  world.run();
+  EXPECT_TRUE(x.received().ends_with("first-from-upstreamreply")) << x.received();
+  world.connector.peers.at(0)->close();  // the upstream ends: so does the client's side
+  world.run();
+  ASSERT_TRUE(x.done());
+  EXPECT_FALSE(x.escaped());
+  EXPECT_EQ(world.services.tunnels.load(), 0);
+  const ExchangeOutcome& o = x.ctx().outcome;
+  EXPECT_EQ(o.status, 101U);
+  EXPECT_TRUE(o.tunnel_since);
+  EXPECT_EQ(o.bytes_in, std::string("early-from-clientmore").size());
+  EXPECT_EQ(o.bytes_out, std::string("first-from-upstreamreply").size());
+  EXPECT_FALSE(x.ctx().keep_alive);
+  EXPECT_EQ(world.pool.idle(), 0U);  // a tunnel's connection is never pooled
+  x.record();
+  EXPECT_EQ(world.breakers().find("b")->snapshot().requests, 1U);  // counted once
+}
+
+TEST(ExchangeTest, AnIdleTunnelEndsAtTunnelIdleTimeout) {
+  auto config = world_config();
+  config["http"] = {{"tunnel_idle_timeout_ms", 1000}};
+  ProxyWorld world(config);
+  world.connector.responses.emplace_back(std::string(kSwitching));
+  OneExchange x(world, kUpgradeRequest);
+  x.start();
+  ASSERT_FALSE(x.done());
+  world.advance(std::chrono::milliseconds(700));
+  x.send("keeps it open");
+  world.advance(std::chrono::milliseconds(700));
+  EXPECT_FALSE(x.done()) << "closed although bytes moved 700 ms ago";
+  world.advance(std::chrono::milliseconds(700));
+  EXPECT_TRUE(x.done());
+  EXPECT_EQ(world.services.tunnels.load(), 0);
+}
+
+TEST(ExchangeTest, AnUpgradeAnsweredOtherwiseIsAnOrdinaryResponse) {
+  ProxyWorld world(world_config());
+  world.connector.responses.emplace_back("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nno");
+  OneExchange x(world, kUpgradeRequest);
+  x.start();
+  ASSERT_TRUE(x.done());
+  EXPECT_EQ(x.ctx().outcome.status, 200U);
+  EXPECT_TRUE(x.ctx().keep_alive);
+  EXPECT_FALSE(x.ctx().outcome.tunnel_since);
+  EXPECT_EQ(world.services.tunnels.load(), 0);
+}
+
+TEST(ExchangeTest, A101NobodyAskedForIsABadGateway) {
+  auto config = world_config();
+  config["routes"][0]["upgrades"] = false;  // Upgrade is stripped: a 101 is nonsense
+  ProxyWorld world(config);
+  world.connector.responses.emplace_back(std::string(kSwitching));
+  OneExchange x(world, kUpgradeRequest);
+  x.start();
+  ASSERT_TRUE(x.done());
+  EXPECT_EQ(x.ctx().outcome.status, 502U);
+  EXPECT_EQ(world.connector.received(0).find("Upgrade"), std::string::npos);
+}
+
 TEST(ExchangeTest, EverySingleFailureEndsConsistently) {
   const std::string request =
       "POST /f HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nbody\r\n0\r\n\r\n";
