@@ -110,9 +110,12 @@ TEST_F(UpstreamTlsTest, AFailedVerificationIs502ConnectErrorWithTheReasonLogged)
       gateway.process().output().find("reason=\"certificate verify failed: hostname mismatch\""),
       std::string::npos)
       << gateway.process().output();
-  EXPECT_GE(scrape_metrics(gateway).value("sluice_upstream_requests_total",
-                                          {{"backend", "demo"}, {"outcome", "connect_error"}}),
-            1);
+  // Recorded just after the 502 went out (and after the log line): poll, do not race it.
+  const Labels connect_error = {{"backend", "demo"}, {"outcome", "connect_error"}};
+  const Scrape s = scrape_until(gateway, "the connect error is counted", [&](const Scrape& m) {
+    return m.find("sluice_upstream_requests_total", connect_error).value_or(0) >= 1;
+  });
+  EXPECT_GE(s.value("sluice_upstream_requests_total", connect_error), 1);
 }
 
 TEST_F(UpstreamTlsTest, AnotherCasCertificateFailsUnlessVerifyIsOff) {
