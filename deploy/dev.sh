@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 # servers, benchmark peers.
 readonly PRODUCT_PACKAGES=(
   libboost1.81-dev nlohmann-json3-dev prometheus-cpp-dev libspdlog-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libssl-dev libhiredis-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libssl-dev libhiredis-dev libnghttp2-dev pkg-config
   redis-server prometheus
   wrk nginx haproxy
 )
@@ -30,7 +30,7 @@ readonly TOOLCHAIN_PACKAGES=(g++ cmake ninja-build clang-format)
 # openssl command line (tests/support/test_pki.hpp) and curl as a real client; the upgrade
 # tests: python3-websockets as an independent WebSocket client and server (haproxy, above, is
 # their real PROXY protocol sender).
-readonly TEST_TOOL_PACKAGES=(python3 python3-yaml python3-websockets openssl curl)
+readonly TEST_TOOL_PACKAGES=(python3 python3-yaml python3-websockets openssl curl nghttp2-client)
 
 log() { printf '==> %s\n' "$*" >&2; }
 

@@ -220,6 +220,10 @@ bool Gateway::bind_listeners() {
     if (listener.redirect_to_https) {
       setup.redirect_to_port = https_port;
     }
+    if (listener.http2.enabled) {
+      setup.http2 = http2::Settings{listener.http2.max_concurrent_streams, 0,
+                                    listener.http2.max_stream_resets};
+    }
     for (std::size_t i = 0; i < workers_.size(); ++i) {
       workers_[i]->add_listener(std::move(bound[l][i]), setup);
     }

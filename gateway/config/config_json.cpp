@@ -78,7 +78,11 @@ json listeners_json(const std::vector<ListenerConfig>& listeners) {
                  {"address", listener.address},
                  {"port", listener.port},
                  {"redirect_to_https", listener.redirect_to_https},
-                 {"proxy_protocol", listener.proxy_protocol}};
+                 {"proxy_protocol", listener.proxy_protocol},
+                 {"http2",
+                  {{"enabled", listener.http2.enabled},
+                   {"max_concurrent_streams", listener.http2.max_concurrent_streams},
+                   {"max_stream_resets", listener.http2.max_stream_resets}}}};
     if (listener.tls) {
       json certificates = json::array();
       for (const auto& cert : listener.tls->certificates) {

@@ -79,6 +79,32 @@ ListenerTlsConfig parse_listener_tls(ObjectReader& reader) {
   return tls;
 }
 
+/// The listener's `http2` object (docs/http2.md). On a TLS listener h2 is offered when `alpn`
+/// lists it, and `enabled` may only agree.
+void parse_http2(ObjectReader& reader, ListenerConfig& listener) {
+  const bool alpn_h2 =
+      listener.tls && std::find(listener.tls->alpn.begin(), listener.tls->alpn.end(), "h2") !=
+                          listener.tls->alpn.end();
+  ListenerHttp2Config& http2 = listener.http2;
+  http2.enabled = alpn_h2;
+  reader.nested("http2", [&](ObjectReader& h2) {
+    if (const auto enabled = h2.boolean("enabled")) {
+      if (listener.tls && *enabled != alpn_h2) {
+        h2.report("enabled", *enabled ? R"(needs "h2" in tls.alpn on a TLS listener)"
+                                      : R"(contradicts "h2" in tls.alpn (remove one))");
+      }
+      http2.enabled = *enabled;
+    }
+    http2.max_concurrent_streams = h2.integer<std::uint32_t>("max_concurrent_streams", 1, 10000)
+                                       .value_or(http2.max_concurrent_streams);
+    http2.max_stream_resets = h2.integer<std::uint32_t>("max_stream_resets", 1, 1000000)
+                                  .value_or(http2.max_stream_resets);
+  });
+  if (listener.tls) {
+    http2.enabled = alpn_h2;
+  }
+}
+
 }  // namespace
 
 std::vector<ListenerConfig> parse_listeners(ObjectReader& root) {
@@ -123,6 +149,7 @@ std::vector<ListenerConfig> parse_listeners(ObjectReader& root) {
       reader.report("redirect_to_https", "is for a plain listener (this one has tls)");
     }
     listener.proxy_protocol = reader.boolean("proxy_protocol").value_or(false);
+    parse_http2(reader, listener);
     listeners.push_back(std::move(listener));
   });
   const bool any_tls = std::any_of(listeners.begin(), listeners.end(),

@@ -57,6 +57,7 @@ void RequestContext::reset(core::TimePoint now, const Snapshot& snap) {
   rewrite_host = false;
   client_keep_alive = false;
   upgrade = false;
+  http2 = false;
   route = nullptr;
   backend = nullptr;
   route_metrics = &snap.unrouted_metrics();

@@ -94,6 +94,8 @@ struct RequestContext {
   /// The client asks to upgrade (HTTP/1.1, Upgrade listed in Connection, no body) and the route
   /// forwards upgrades: `Upgrade` goes up, and a `101` turns the connection into a tunnel.
   bool upgrade = false;
+  /// The request is an HTTP/2 stream, read as HTTP/1.1 bytes (docs/http2.md): logged as HTTP/2.
+  bool http2 = false;
 
   // -- routing and the steps --------------------------------------------------------------
   const Route* route = nullptr;

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "gateway/metrics/metrics.hpp"
+#include "gateway/proxy/h2_session.hpp"
 #include "gateway/proxy/server_session.hpp"
 #include "gateway/proxy/tls_stream.hpp"
 #include "gateway/tls/client_certificate.hpp"
@@ -17,15 +18,25 @@ struct HandshakeCounters {
   prometheus::Counter* error = nullptr;
 };
 
+/// Whether the handshake chose `h2` by ALPN.
+inline bool chose_h2(SSL* ssl) noexcept {
+  const unsigned char* protocol = nullptr;
+  unsigned length = 0;
+  SSL_get0_alpn_selected(ssl, &protocol, &length);
+  return length == 2 && protocol[0] == 'h' && protocol[1] == '2';
+}
+
 /// Serves one client connection of a TLS listener (docs/tls.md): the handshake first, within
 /// `http.header_timeout_ms` of the accept (`accepted_at`, else now; the first request head then
 /// has what is left of it), closing without a word on failure, garbage or a stall; then
 /// run_session() over the TLS stream. A connection still in its handshake counts as idle for a
-/// drain. Owns the socket and `slot`; runs on the worker's thread; never throws.
+/// drain. With `http2` set and h2 chosen by ALPN, run_h2_session() serves it instead
+/// (docs/http2.md). Owns the socket and `slot`; runs on the worker's thread; never throws.
 template <typename Up>
 Task<void> run_tls_session(Socket socket, Peer peer, std::shared_ptr<const tls::ServerTls> served,
                            HandshakeCounters counters, SessionEnv& env, UpstreamContext<Up>& up,
-                           ConnectionSlot slot, std::optional<core::TimePoint> accepted_at = {}) {
+                           ConnectionSlot slot, std::optional<core::TimePoint> accepted_at = {},
+                           std::optional<http2::Settings> http2 = std::nullopt) {
   const core::TimePoint accepted = accepted_at.value_or(env.services.clock.now());
   TlsStream stream(std::move(socket), served->initial_context());
   boost::system::error_code ec;
@@ -46,6 +57,11 @@ Task<void> run_tls_session(Socket socket, Peer peer, std::shared_ptr<const tls::
   counters.ok->Increment();
   peer.tls = true;
   peer.client_cert = tls::read_client_certificate(stream.native_handle());
+  if (http2 && chose_h2(stream.native_handle())) {
+    co_await run_h2_session<TlsStream, Up>(std::move(stream), std::move(peer), *http2, env, up,
+                                           std::move(slot), accepted);
+    co_return;
+  }
   co_await run_session<TlsStream, Up>(std::move(stream), std::move(peer), env, up, std::move(slot),
                                       accepted);
 }

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <random>
 
+#include "gateway/proxy/h2_preface.hpp"
+#include "gateway/proxy/h2_session.hpp"
 #include "gateway/proxy/identity.hpp"
 #include "gateway/proxy/proxy_header_reader.hpp"
 
@@ -114,10 +116,16 @@ Task<void> Worker::accept_loop(Listening& listening) {
       net::co_spawn(ioc_, serve_proxied(std::move(socket), std::move(peer), setup, std::move(slot)),
                     log_escape(services_.log, "session"));
     } else if (setup.tls) {
-      net::co_spawn(ioc_,
-                    run_tls_session(std::move(socket), std::move(peer), setup.tls->load(),
-                                    setup.handshakes, env_, upstream_, std::move(slot)),
-                    log_escape(services_.log, "session"));
+      net::co_spawn(
+          ioc_,
+          run_tls_session(std::move(socket), std::move(peer), setup.tls->load(), setup.handshakes,
+                          env_, upstream_, std::move(slot), {}, setup.http2),
+          log_escape(services_.log, "session"));
+    } else if (setup.http2) {
+      net::co_spawn(
+          ioc_,
+          serve(std::move(socket), std::move(peer), setup, std::move(slot), services_.clock.now()),
+          log_escape(services_.log, "session"));
     } else {
       net::co_spawn(
           ioc_, run_session(std::move(socket), std::move(peer), env_, upstream_, std::move(slot)),
@@ -163,11 +171,32 @@ Task<void> Worker::serve(Socket socket, Peer peer, const ListenerSetup& setup, C
                          core::TimePoint accepted) {
   if (setup.tls) {
     co_await run_tls_session(std::move(socket), std::move(peer), setup.tls->load(),
-                             setup.handshakes, env_, upstream_, std::move(slot), accepted);
+                             setup.handshakes, env_, upstream_, std::move(slot), accepted,
+                             setup.http2);
+    co_return;
+  }
+  bool h2 = false;
+  if (setup.http2) {  // (not `&& co_await` in the condition: GCC 12 miscompiles that)
+    h2 = co_await prior_knowledge(socket, accepted);
+  }
+  if (h2) {
+    co_await run_h2_session(std::move(socket), std::move(peer), *setup.http2, env_, upstream_,
+                            std::move(slot), accepted);
   } else {
     co_await run_session(std::move(socket), std::move(peer), env_, upstream_, std::move(slot),
                          std::optional<core::TimePoint>(accepted));
   }
+}
+
+Task<bool> Worker::prior_knowledge(Socket& socket, core::TimePoint accepted) {
+  Deadline deadline(sweep_, &detail::cancel_stream<Socket>, &socket);
+  SessionEntry entry(sessions_, &detail::cancel_stream<Socket>, &detail::close_stream<Socket>,
+                     &socket);
+  entry.idle = true;  // nothing was asked yet: a drain may close it
+  deadline.arm(accepted + view_.current()->snapshot->config().http.header_timeout);
+  const bool h2 = co_await starts_with_h2_preface(socket, deadline, &ops_);
+  deadline.disarm();
+  co_return h2;
 }
 
 Task<void> Worker::maintenance_loop() {

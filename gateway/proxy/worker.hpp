@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gateway/http2/connection.hpp"
 #include "gateway/proxy/balancer.hpp"
 #include "gateway/proxy/deadline.hpp"
 #include "gateway/proxy/exchange.hpp"
@@ -50,6 +51,8 @@ class Worker {
     std::optional<std::uint16_t> redirect_to_port = std::nullopt;  ///< set: every request 308
     /// Every connection starts with a PROXY protocol header (docs/proxy-protocol.md).
     bool proxy_protocol = false;
+    /// Set: HTTP/2 is served (h2 by ALPN on TLS, h2c with prior knowledge on plain).
+    std::optional<http2::Settings> http2 = std::nullopt;
   };
   /// Adds a listener: `acceptor` is already bound and listening. Before start().
   void add_listener(Acceptor acceptor, ListenerSetup setup);
@@ -83,6 +86,8 @@ class Worker {
                    core::TimePoint accepted);
   /// Ends every accept loop's wait (a connection slot was freed, or accepting stops).
   void wake_accept_loops();
+  /// A plain HTTP/2 listener's connection: whether it starts with the h2c preface.
+  Task<bool> prior_knowledge(Socket& socket, core::TimePoint accepted);
   Task<void> maintenance_loop();
   void sweep_pool();
 

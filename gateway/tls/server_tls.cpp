@@ -152,7 +152,7 @@ std::shared_ptr<const ServerTls> ServerTls::load(const config::ListenerTlsConfig
   std::shared_ptr<ServerTls> served(new ServerTls());
   served->keys_ = std::move(keys);
   for (const std::string& protocol : config.alpn) {
-    if (protocol == "http/1.1") {  // h2 is offered once HTTP/2 exists
+    {  // in the listener's order of preference (docs/http2.md)
       served->alpn_.push_back(static_cast<unsigned char>(protocol.size()));
       served->alpn_.insert(served->alpn_.end(), protocol.begin(), protocol.end());
     }

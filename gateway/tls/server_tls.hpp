@@ -26,7 +26,7 @@ struct ServedCertificate {
 };
 
 /// A TLS listener's certificates and policy: TLS 1.2 or 1.3 at least, no renegotiation, no
-/// compression, ALPN `http/1.1` (h2 is not offered before HTTP/2 exists), the certificate
+/// compression, ALPN from the listener's `alpn` (`h2`, `http/1.1`; docs/http2.md), the certificate
 /// chosen by SNI (an exact name, then a one-label wildcard, else the first certificate),
 /// resumption by session tickets under the process's TicketKeys (no server-side session
 /// cache), and client certificates verified against `client_ca` when it is set.

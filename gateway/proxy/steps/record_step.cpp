@@ -36,6 +36,9 @@ void record_upstream(RequestContext& ctx, core::TimePoint now) {
 }
 
 std::string_view protocol(const RequestContext& ctx) {
+  if (ctx.http2) {
+    return "HTTP/2";
+  }
   return ctx.parser && ctx.parser->got_some() && ctx.head().version == 10 ? "HTTP/1.0" : "HTTP/1.1";
 }
 

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <nghttp2/nghttp2.h>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/container/small_vector.hpp>
+#include <boost/system/error_code.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "gateway/core/clock.hpp"
+#include "gateway/http2/request_head.hpp"
+#include "gateway/http2/response_translator.hpp"
+
+// One HTTP/2 connection's protocol state, driven by libnghttp2 (docs/http2.md): frames in and
+// out as bytes, streams as HTTP/1.1 request/response pairs the data path reads and writes
+// through a StreamChannel (stream_channel.hpp). No socket I/O of its own: the session
+// (gateway/proxy/h2_session.hpp) reads and writes the connection. Confined to one worker's
+// thread.
+namespace sluice::http2 {
+
+using Executor = boost::asio::io_context::executor_type;
+
+/// A listener's HTTP/2 limits (docs/http2.md, "Protections").
+struct Settings {
+  std::uint32_t max_concurrent_streams = 128;
+  std::uint32_t max_header_bytes = 16384;  ///< a request's header block, decoded
+  std::uint32_t max_stream_resets = 200;   ///< client RST_STREAMs per 10 s (burst and rate)
+};
+
+constexpr std::uint32_t kStreamWindow = 256U * 1024U;  ///< request bytes buffered per stream
+constexpr std::uint32_t kConnectionWindow = 1U << 20;  ///< ... and per connection
+constexpr std::size_t kResponseBuffer = 64U * 1024U;   ///< response bytes waiting per stream
+
+class Connection;
+
+/// What a connection asks of its session.
+class ConnectionHost {
+ public:
+  /// A request's head is complete: serve it (every stream's request, in arrival order).
+  virtual void on_request(class Stream& stream) = 0;
+  /// Frames are waiting to be written.
+  virtual void on_output() = 0;
+
+ protected:
+  ~ConnectionHost() = default;
+};
+
+/// One stream: the request as HTTP/1.1 bytes to read, the response as HTTP/1.1 bytes to write.
+/// At most one read and one write pending, as on a socket. Owned by its connection; lives until
+/// both the protocol closed it and its request was served (served()).
+class Stream final : public ResponseListener {
+ public:
+  using Handler = boost::asio::any_completion_handler<void(boost::system::error_code, std::size_t)>;
+
+  Stream(Connection& connection, std::int32_t id, std::size_t max_header_bytes);
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  [[nodiscard]] std::int32_t id() const noexcept { return id_; }
+  [[nodiscard]] Executor executor() const noexcept;
+  /// The request head as HTTP/1.1 (valid once the connection handed the stream over).
+  [[nodiscard]] std::string_view head_bytes() const noexcept { return head_bytes_; }
+  /// The head was over max_header_bytes: answer 431.
+  [[nodiscard]] bool oversized() const noexcept { return head_.oversized(); }
+  /// The protocol closed the stream (a reset, or the connection ended).
+  [[nodiscard]] bool closed() const noexcept { return closed_; }
+
+  /// The request body as HTTP/1.1 framing: `into` gets what is here (completes at once), or the
+  /// next bytes to arrive; end of stream is net::error::eof, a reset connection_reset.
+  void read(boost::asio::mutable_buffer into, Handler handler);
+  /// The response bytes: takes what fits now (completes at once) or waits for room.
+  template <typename Buffers>
+  void write(const Buffers& buffers, Handler handler) {
+    write_from_.clear();
+    for (auto it = boost::asio::buffer_sequence_begin(buffers);
+         it != boost::asio::buffer_sequence_end(buffers); ++it) {
+      write_from_.emplace_back(*it);
+    }
+    start_write(std::move(handler));
+  }
+  /// As much of `buffers` as fits now, without waiting; sets `ec` when the stream is gone.
+  template <typename Buffers>
+  std::size_t write_now(const Buffers& buffers, boost::system::error_code& ec) {
+    std::size_t taken = 0;
+    for (auto it = boost::asio::buffer_sequence_begin(buffers);
+         it != boost::asio::buffer_sequence_end(buffers); ++it) {
+      const boost::asio::const_buffer b(*it);
+      const std::size_t n = take({static_cast<const char*>(b.data()), b.size()}, ec);
+      taken += n;
+      if (ec || n < b.size()) {
+        break;
+      }
+    }
+    flush_head();
+    return taken;
+  }
+  /// Moves the request body bytes already here into `into` (the head's buffer).
+  void take_buffered(boost::beast::flat_buffer& into);
+  /// Fails the pending read and write with operation_aborted (a deadline expired).
+  void cancel();
+  /// The writer is done: a response delimited by its end ends here.
+  void end_response();
+  /// The request was served: the response is complete (the stream ends when it is sent) or the
+  /// stream is reset. The stream may be destroyed by this call.
+  void served();
+
+ private:
+  friend class Connection;
+
+  void on_head(int status, FieldVector fields, bool final) override;
+  void on_body(std::string_view bytes) override;
+  void on_end(FieldVector trailers) override;
+
+  std::size_t take(std::string_view bytes, boost::system::error_code& ec);
+  std::size_t take_pending(boost::system::error_code& ec);
+  void credit(std::size_t n);
+  void start_write(Handler handler);
+  void resume_write();
+  void flush_head();
+  void complete(Handler& handler, boost::system::error_code ec, std::size_t n);
+  void close(std::uint32_t error_code);
+  void request_headers_done(bool end_stream);
+  void request_data(std::string_view data);
+  void request_end();
+  ssize_t provide(std::uint8_t* buf, std::size_t length, std::uint32_t* flags);
+
+  Connection& connection_;
+  std::int32_t id_;
+  RequestHead head_;
+  std::string head_bytes_;
+  bool chunked_in_ = false;
+  bool request_ended_ = false;  ///< the client's END_STREAM arrived
+  bool serving_ = false;        ///< handed to the session, not served yet
+  bool closed_ = false;
+  boost::beast::flat_buffer in_;  ///< request body bytes (framed) not read yet
+  std::size_t unconsumed_ = 0;    ///< DATA bytes not credited back to the client's window yet
+  Handler read_handler_;
+  boost::asio::mutable_buffer read_into_;
+  Handler write_handler_;
+  boost::container::small_vector<boost::asio::const_buffer, 4> write_from_;
+  std::unique_ptr<ResponseTranslator> translator_;  ///< made with the head (HEAD or not)
+  bool head_request_ = false;
+  std::unique_ptr<FieldVector> final_head_;  ///< parsed, not submitted yet
+  int final_status_ = 0;
+  bool submitted_ = false;
+  bool deferred_ = false;  ///< the data source waits for bytes
+  bool response_ended_ = false;
+  FieldVector trailers_;
+  boost::beast::flat_buffer out_;  ///< response body bytes not framed yet
+};
+
+/// The nghttp2 server session of one connection and its streams.
+class Connection {
+ public:
+  Connection(const Settings& settings, ConnectionHost& host, Executor executor,
+             const core::Clock& clock);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  /// Feeds bytes read from the client. Returns false when the connection is over (a protocol
+  /// error or an abuse: its GOAWAY is queued; reason() says which).
+  bool receive(std::string_view bytes);
+  /// Appends frames waiting to be sent to `out`, up to about `limit` bytes.
+  void send(std::string& out, std::size_t limit);
+  /// Whether the protocol still expects to read or write (false once a GOAWAY has been
+  /// exchanged and no stream is left).
+  [[nodiscard]] bool wants_io() const;
+  /// Graceful end (drain, idle timeout): GOAWAY naming the last stream taken; those finish.
+  void shut_down();
+  /// The connection is gone: every stream's pending operation fails, no more requests start.
+  void abort_streams();
+  /// Requests handed to the session and not served yet.
+  [[nodiscard]] std::size_t serving() const noexcept { return serving_; }
+  [[nodiscard]] bool ever_served() const noexcept { return requests_ > 0; }
+  /// Why receive() returned false (empty otherwise).
+  [[nodiscard]] std::string_view reason() const noexcept { return reason_; }
+  [[nodiscard]] Executor executor() const noexcept { return executor_; }
+
+ private:
+  friend class Stream;
+  struct Callbacks;
+
+  Stream* find(std::int32_t id) const;
+  void erase(Stream& stream);
+  bool spend_reset();
+
+  Settings settings_;
+  ConnectionHost& host_;
+  Executor executor_;
+  const core::Clock& clock_;
+  nghttp2_session* session_ = nullptr;
+  std::unordered_map<std::int32_t, std::unique_ptr<Stream>> streams_;
+  std::size_t serving_ = 0;
+  std::uint64_t requests_ = 0;
+  bool aborted_ = false;
+  bool shut_down_ = false;
+  double reset_tokens_;
+  core::TimePoint reset_refilled_;
+  std::string reason_;
+};
+
+}  // namespace sluice::http2

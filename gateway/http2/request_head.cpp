@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/http2/request_head.hpp"
+
+namespace sluice::http2 {
+
+void RequestHead::add(std::string_view name, std::string_view value) {
+  bytes_ += name.size() + value.size() + 4;
+  if (bytes_ > max_bytes_) {
+    oversized_ = true;
+  }
+  if (oversized_) {
+    return;
+  }
+  if (!name.empty() && name.front() == ':') {
+    if (name == ":method") {
+      method_.assign(value);
+    } else if (name == ":path") {
+      path_.assign(value);
+    } else if (name == ":authority") {
+      authority_.assign(value);
+    }
+    return;  // :scheme: the listener says http or https (X-Forwarded-Proto)
+  }
+  if (name == "cookie") {
+    if (!cookie_.empty()) {
+      cookie_.append("; ");
+    }
+    cookie_.append(value);
+    return;
+  }
+  if (name == "te") {
+    return;
+  }
+  if (name == "host") {
+    host_.assign(value);
+    return;
+  }
+  if (name == "content-length") {
+    content_length_ = true;
+  }
+  fields_.append(name).append(": ").append(value).append("\r\n");
+}
+
+std::string RequestHead::build(bool chunked) const {
+  const std::string& host = authority_.empty() ? host_ : authority_;
+  const bool connect = method_ == "CONNECT";
+  std::string head;
+  head.reserve(method_.size() + path_.size() + host.size() + cookie_.size() + fields_.size() + 80);
+  head.append(method_).append(" ").append(connect ? host : path_).append(" HTTP/1.1\r\n");
+  if (!host.empty()) {
+    head.append("host: ").append(host).append("\r\n");
+  }
+  head.append(fields_);
+  if (!cookie_.empty()) {
+    head.append("cookie: ").append(cookie_).append("\r\n");
+  }
+  if (chunked) {
+    head.append("transfer-encoding: chunked\r\n");
+  }
+  head.append("\r\n");
+  return head;
+}
+
+}  // namespace sluice::http2

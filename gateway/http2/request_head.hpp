@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+// An HTTP/2 request's header fields as the HTTP/1.1 head the rest of the data path reads
+// (docs/http2.md, "One stream, one HTTP/1.1 request"). Pure: no I/O, no nghttp2.
+namespace sluice::http2 {
+
+/// Collects one request's decoded fields (nghttp2 has already checked them against RFC 9113:
+/// pseudo-fields, lowercase names, no connection-specific fields, no CR, LF or NUL in values)
+/// and writes them as an HTTP/1.1 head:
+/// - `:method :path HTTP/1.1` (CONNECT: `:authority` as the target), then `Host` from
+///   `:authority`, else the `host` field;
+/// - `cookie` fields joined with "; " into one (RFC 9113 §8.2.3), `te` dropped (its only h2
+///   value, "trailers", means nothing to an HTTP/1.1 upstream that is not asked by Connection);
+/// - `Transfer-Encoding: chunked` when a body follows without a `content-length`.
+/// Bounded: past `max_bytes` of fields (name, value and 4 bytes each, as the HTTP/1.1 line would
+/// take) the rest is dropped and oversized() is set, so the request is answered 431 as an
+/// HTTP/1.1 head over `http.max_header_bytes` would be. Not thread-safe.
+class RequestHead {
+ public:
+  explicit RequestHead(std::size_t max_bytes) : max_bytes_(max_bytes) {}
+
+  /// One decoded field, pseudo-fields included.
+  void add(std::string_view name, std::string_view value);
+
+  [[nodiscard]] bool oversized() const noexcept { return oversized_; }
+  [[nodiscard]] bool has_content_length() const noexcept { return content_length_; }
+  [[nodiscard]] std::string_view method() const noexcept { return method_; }
+
+  /// The HTTP/1.1 head, ending with its empty line. `chunked`: a body without a length follows.
+  [[nodiscard]] std::string build(bool chunked) const;
+
+ private:
+  std::size_t max_bytes_;
+  std::size_t bytes_ = 0;
+  bool oversized_ = false;
+  bool content_length_ = false;
+  std::string method_;
+  std::string path_;
+  std::string authority_;
+  std::string host_;
+  std::string cookie_;
+  std::string fields_;  ///< "name: value\r\n" lines
+};
+
+}  // namespace sluice::http2

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstddef>
+#include <exception>
+#include <optional>
+#include <string>
+
+#include "gateway/http2/connection.hpp"
+#include "gateway/http2/stream_channel.hpp"
+#include "gateway/proxy/connection_gate.hpp"
+#include "gateway/proxy/server_session.hpp"
+
+namespace sluice::proxy {
+
+/// A stream of an HTTP/2 connection as the data path's client stream (docs/http2.md): the
+/// exchange's writes become the stream's response, its reads the request body.
+template <>
+struct StreamOps<http2::StreamChannel> {
+  static void cancel(http2::StreamChannel& s) noexcept { s.stream().cancel(); }
+  /// The response is complete as written (one delimited by the close ends here).
+  static void shutdown_send(http2::StreamChannel& s) noexcept { s.stream().end_response(); }
+  static void close(http2::StreamChannel& s) noexcept { s.stream().end_response(); }
+  [[nodiscard]] static bool is_open(const http2::StreamChannel& s) noexcept {
+    return !s.stream().closed();
+  }
+  /// The response bytes that fit the stream's buffer now (parsed into frames at once).
+  template <typename Buffers>
+  static std::optional<std::size_t> write_now(http2::StreamChannel& s, const Buffers& buffers,
+                                              boost::system::error_code& ec) {
+    return s.stream().write_now(buffers, ec);
+  }
+  static void prepare(http2::StreamChannel& /*s*/) noexcept {}
+};
+
+namespace detail {
+
+constexpr std::size_t kH2BusyRead = 16384;    // a read while streams are served
+constexpr std::size_t kH2WriteBatch = 65536;  // frames gathered into one write
+
+/// One HTTP/2 connection (docs/http2.md): a reading and a writing coroutine around an
+/// http2::Connection, and one coroutine per stream running the HTTP/1.1 session's steps over a
+/// StreamChannel. Lives in its run()'s caller frame; confined to the worker's thread.
+template <typename S, typename Up>
+class H2Session final : public http2::ConnectionHost {
+ public:
+  using Timer = net::basic_waitable_timer<std::chrono::steady_clock,
+                                          net::wait_traits<std::chrono::steady_clock>, Executor>;
+
+  H2Session(S& stream, const Peer& peer, const http2::Settings& settings, SessionEnv& env,
+            UpstreamContext<Up>& up)
+      : stream_(stream),
+        peer_(peer),
+        env_(env),
+        up_(up),
+        conn_(settings, *this, stream.get_executor(), env.services.clock),
+        wake_(stream.get_executor()),
+        done_(stream.get_executor()),
+        read_deadline_(env.sweep, &cancel_stream<S>, &stream),
+        write_deadline_(env.sweep, &cancel_stream<S>, &stream) {}
+
+  /// Serves the connection until it ends, then closes it (close_notify on TLS).
+  Task<void> run(core::TimePoint accepted) {
+    using namespace net::experimental::awaitable_operators;
+    SessionEntry entry(env_.sessions, &on_drain, &on_cut, this);
+    entry.idle = true;  // a drain sends GOAWAY at once; open streams still finish
+    idle_since_ = accepted;
+    if (env_.services.draining.load(std::memory_order_relaxed)) {
+      conn_.shut_down();
+    }
+    co_await (read_loop(accepted) && write_loop());
+    conn_.abort_streams();
+    while (spawned_ > 0) {  // their pending operations failed: they end soon
+      done_.expires_at(Timer::time_point::max());
+      co_await done_.async_wait(kAsTuple);
+    }
+    beast::flat_buffer scratch;
+    co_await close_gracefully(stream_, scratch, read_deadline_, env_.services.clock, false);
+  }
+
+  void on_request(http2::Stream& stream) override {
+    ++spawned_;
+    net::co_spawn(stream_.get_executor(), serve_stream(stream), [this](std::exception_ptr e) {
+      if (e) {
+        env_.services.log->error("http2 stream failed");
+      }
+      if (--spawned_ == 0) {
+        done_.cancel();
+      }
+    });
+  }
+
+  void on_output() override { wake_.cancel(); }
+
+ private:
+  static void on_drain(void* self) noexcept { static_cast<H2Session*>(self)->conn_.shut_down(); }
+  static void on_cut(void* self) noexcept {
+    auto* session = static_cast<H2Session*>(self);
+    StreamOps<S>::close(session->stream_);
+    session->conn_.abort_streams();
+  }
+
+  /// Reads frames until the client or the protocol ends the connection. With no stream being
+  /// served, the wait is bounded by header_timeout_ms from the accept (before the first
+  /// request) or idle_timeout_ms from the last request's end; then GOAWAY.
+  Task<void> read_loop(core::TimePoint accepted) {
+    beast::flat_buffer buffer;
+    for (;;) {
+      const bool idle = conn_.serving() == 0;
+      if (idle) {
+        const config::HttpConfig& http = env_.view.current()->snapshot->config().http;
+        read_deadline_.arm(conn_.ever_served() ? idle_since_ + http.idle_timeout
+                                               : accepted + http.header_timeout);
+      }
+      auto [ec, n] = co_await stream_.async_read_some(
+          buffer.prepare(idle ? kFirstRead : kH2BusyRead), pooled(env_.ops));
+      const bool expired = read_deadline_.expired();
+      read_deadline_.disarm();
+      if (ec) {
+        if (expired) {
+          conn_.shut_down();  // GOAWAY, then the writer ends the connection
+        }
+        break;
+      }
+      buffer.commit(n);
+      const bool ok = conn_.receive(buffered(buffer));
+      buffer.consume(buffer.size());
+      if (conn_.serving() == 0 && buffer.capacity() > kIdleBufferLimit) {
+        buffer.shrink_to_fit();
+      }
+      on_output();
+      if (!ok) {
+        env_.services.log->debug("http2 connection ended peer={} reason={}", peer_.text,
+                                 conn_.reason());
+        break;
+      }
+      if (!conn_.wants_io()) {
+        break;
+      }
+    }
+    reading_ = false;
+    on_output();
+  }
+
+  /// Writes what the protocol has to send, each write within idle_timeout_ms (a client that
+  /// stops reading is cut); ends when the reader did and all is sent, or the protocol is done.
+  Task<void> write_loop() {
+    const core::Clock& clock = env_.services.clock;
+    std::string batch;
+    for (;;) {
+      conn_.send(batch, kH2WriteBatch);
+      if (batch.empty()) {
+        if (!reading_ || !conn_.wants_io()) {
+          break;
+        }
+        wake_.expires_at(Timer::time_point::max());
+        co_await wake_.async_wait(kAsTuple);
+        continue;
+      }
+      write_deadline_.arm(clock.now() + env_.view.current()->snapshot->config().http.idle_timeout);
+      const auto ec = co_await write_all(stream_, net::buffer(batch), env_.ops);
+      write_deadline_.disarm();
+      batch.clear();
+      if (ec) {
+        break;
+      }
+      if (conn_.serving() == 0 && batch.capacity() > kIdleBufferLimit) {
+        batch = std::string();
+      }
+    }
+    if (reading_) {
+      StreamOps<S>::cancel(stream_);  // the reader waits on the socket: nothing more to read
+    }
+  }
+
+  /// One stream's request, from its head to its log line: the steps of run_session() over a
+  /// StreamChannel, once.
+  Task<void> serve_stream(http2::Stream& stream) {
+    const core::Clock& clock = env_.services.clock;
+    http2::StreamChannel channel(stream);
+    beast::flat_buffer buffer;
+    Deadline read_deadline(env_.sweep, &cancel_stream<http2::StreamChannel>, &channel);
+    Deadline write_deadline(env_.sweep, &cancel_stream<http2::StreamChannel>, &channel);
+    const Downstream<http2::StreamChannel> down{channel, buffer, read_deadline, write_deadline,
+                                                peer_};
+    {
+      const std::shared_ptr<const ThreadView> view = env_.view.current();
+      auto lease = env_.contexts.acquire();
+      RequestContext& ctx = begin_request(*lease, *view->snapshot, env_);
+      ctx.http2 = true;
+      const std::string_view head = stream.head_bytes();
+      net::buffer_copy(buffer.prepare(head.size()), net::buffer(head.data(), head.size()));
+      buffer.commit(head.size());
+      stream.take_buffered(buffer);  // body bytes already here: a small body goes up whole
+      std::optional<GatewayError> refused;
+      bool await_store = false;
+      if (stream.oversized()) {
+        ctx.request_id.generate();
+        refused = GatewayError::kHeaderTooLarge;
+      } else {
+        refused = intake(ctx, buffered(buffer).substr(0, head.size()), env_, peer_, await_store);
+      }
+      if (await_store) {
+        const limiter::LimitDecision decision = co_await env_.services.store.decide(
+            env_.store_slot, route_limit(ctx)->id, ctx.user, net::use_awaitable_t<Executor>{});
+        refused = after_limit(ctx, decision);
+      }
+      if (refused) {
+        co_await answer(ctx, channel, buffer, write_deadline, env_, *refused);
+      } else {
+        co_await exchange(ctx, down, up_);
+      }
+      record_step(ctx, clock.now(), peer_, env_.access_log);
+    }
+    stream.served();
+    if (conn_.serving() == 0) {
+      idle_since_ = clock.now();
+    }
+  }
+
+  S& stream_;
+  const Peer& peer_;
+  SessionEnv& env_;
+  UpstreamContext<Up>& up_;
+  http2::Connection conn_;
+  Timer wake_;  ///< the writer waits on it; on_output() cancels it
+  Timer done_;  ///< the end waits on it for the stream coroutines
+  Deadline read_deadline_;
+  Deadline write_deadline_;
+  std::size_t spawned_ = 0;
+  bool reading_ = true;
+  core::TimePoint idle_since_;
+};
+
+}  // namespace detail
+
+/// Serves an HTTP/2 connection (docs/http2.md) on `stream` (after the TLS handshake chose h2,
+/// or a plain connection began with the HTTP/2 preface, still unread). Owns the stream and
+/// `slot`; runs on the worker's thread; never throws.
+template <typename S, typename Up>
+Task<void> run_h2_session(S stream, Peer peer, http2::Settings settings, SessionEnv& env,
+                          UpstreamContext<Up>& up, ConnectionSlot slot, core::TimePoint accepted) {
+  settings.max_header_bytes =
+      static_cast<std::uint32_t>(env.view.current()->snapshot->config().http.max_header_bytes);
+  detail::H2Session<S, Up> session(stream, peer, settings, env, up);
+  co_await session.run(accepted);
+  (void)slot;
+}
+
+}  // namespace sluice::proxy
