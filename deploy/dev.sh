@@ -9,7 +9,7 @@
 #   run     build, start two demo backends and the gateway on conf/sluice.json (foreground)
 #   bench   release build, then the Google Benchmark suite with medians of 5 repetitions, then
 #           the proxy against nginx and haproxy (tests/bench/peer_compare.sh; docs/benchmarks.md)
-#           `bench suite [--benchmark_*]` or `bench peers [throughput|pinned|limits|accesslog|redis|idle|stream|tls]`: one only
+#           `bench suite [--benchmark_*]` or `bench peers [throughput|pinned|limits|accesslog|redis|idle|stream|tls|h2]`: one only
 #   tidy    clang-tidy over every translation unit (the `tidy` preset)
 #   certs   a local CA and a certificate for localhost in deploy/compose/tls (the Compose stack's
 #           HTTPS listener; kept if present; never commit them)

@@ -99,6 +99,12 @@ void Stream::take_buffered(boost::beast::flat_buffer& into) {
 void Stream::request_data(std::string_view data) {
   if (!serving_) {  // nobody reads it any more: give the window back at once
     nghttp2_session_consume(connection_.session_, id_, data.size());
+    discarded_ += data.size();
+    if (answered_ && discarded_ > kDiscardLimit && !closed_) {
+      // Answered, and still sending: past the limit, tell the client to stop (RFC 9113 §8.1).
+      nghttp2_submit_rst_stream(connection_.session_, NGHTTP2_FLAG_NONE, id_, NGHTTP2_NO_ERROR);
+      answered_ = false;  // once
+    }
     return;
   }
   if (chunked_in_) {
@@ -422,10 +428,14 @@ struct Connection::Callbacks {
         (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) {
       Stream* stream = self(user_data).find(frame->hd.stream_id);
       if (stream != nullptr && !stream->request_ended_) {
-        // Answered before the request ended (a 413, a 429 on an upload): tell the client to
-        // stop sending (RFC 9113 §8.1).
-        nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
-                                  NGHTTP2_NO_ERROR);
+        // Answered before the request ended (a 413, a 429 on an upload): the rest of the body
+        // is read and dropped up to kDiscardLimit (clients that take RST_STREAM NO_ERROR for a
+        // failure then still see the answer), past it the stream is reset (request_data()).
+        stream->answered_ = true;
+        if (stream->discarded_ > kDiscardLimit) {
+          nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
+                                    NGHTTP2_NO_ERROR);
+        }
       }
     }
     return 0;
@@ -509,6 +519,14 @@ bool Connection::receive(std::string_view bytes) {
   if (rv < 0) {
     if (reason_.empty()) {
       reason_ = nghttp2_strerror(static_cast<int>(rv));
+    }
+    // nghttp2 leaves the GOAWAY to us after a fatal error: a flood (of CONTINUATION, SETTINGS,
+    // PING acks...) gets ENHANCE_YOUR_CALM, a broken frame PROTOCOL_ERROR; a peer that never
+    // spoke HTTP/2 (bad preface) gets nothing.
+    if (rv == NGHTTP2_ERR_FLOODED || rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS) {
+      nghttp2_session_terminate_session(session_, NGHTTP2_ENHANCE_YOUR_CALM);
+    } else if (rv != NGHTTP2_ERR_BAD_CLIENT_MAGIC) {
+      nghttp2_session_terminate_session(session_, NGHTTP2_PROTOCOL_ERROR);
     }
     return false;
   }

@@ -39,6 +39,7 @@ struct Settings {
 constexpr std::uint32_t kStreamWindow = 256U * 1024U;  ///< request bytes buffered per stream
 constexpr std::uint32_t kConnectionWindow = 1U << 20;  ///< ... and per connection
 constexpr std::size_t kResponseBuffer = 64U * 1024U;   ///< response bytes waiting per stream
+constexpr std::size_t kDiscardLimit = 1U << 20;  ///< request bytes dropped after an early answer
 
 class Connection;
 
@@ -144,6 +145,8 @@ class Stream final : public ResponseListener {
   bool closed_ = false;
   boost::beast::flat_buffer in_;  ///< request body bytes (framed) not read yet
   std::size_t unconsumed_ = 0;    ///< DATA bytes not credited back to the client's window yet
+  std::size_t discarded_ = 0;     ///< DATA bytes dropped once nobody reads them
+  bool answered_ = false;         ///< the response ended before the request did
   Handler read_handler_;
   boost::asio::mutable_buffer read_into_;
   Handler write_handler_;

@@ -6,7 +6,7 @@
 # targets measured in interleaved rounds of the same run are what to read.
 #
 # usage: tests/bench/peer_compare.sh [throughput] [pinned] [limits] [accesslog] [redis] [idle]
-#                                     [stream] [tls] [websocket]           (default: all nine)
+#                                     [stream] [tls] [websocket] [h2]      (default: all ten)
 #   throughput  wrk keep-alive load through every target, no CPU pinning, rounds interleaved
 #               (direct sluice-1 sluice-2 nginx-1 nginx-2 haproxy-1 haproxy-2, then again ...)
 #   pinned      the same for the 1-worker targets: proxy on cpu 0, wrk + backend on cpu 1
@@ -39,17 +39,29 @@
 #               (8 connections x 1 MiB: MiB/s), ROUNDS interleaved rounds each; then the RSS of
 #               each proxy before and while holding WS_IDLE idle tunnels (sluice_ws_load --idle,
 #               held WS_HOLD seconds), as KiB per tunnel
+#   h2          HTTP/2 downstream over TLS (ALPN h2), pinned like `pinned`: sluice-h2 (1 worker, a
+#               TLS listener with alpn ["h2", "http/1.1"]) against nginx-h2 (1 worker, `listen ...
+#               ssl http2`), the tls section's certificate, each proxying over keep-alive HTTP/1.1
+#               to the backend (idle upstream pools of 1024, above the 640 requests in flight);
+#               load from h2load (Debian package nghttp2-client) with 64 connections x 10
+#               streams, one thread, on cpu 1 with the backend (variant h2-64x10: one unmeasured
+#               WARMUP run per target, then ROUNDS interleaved runs of DURATION; req/s from
+#               h2load, p50/p99 from its --log-file); then the RSS of each holding H2_IDLE idle
+#               h2 connections (idle_clients.py --h2: ALPN h2, the client preface and SETTINGS
+#               exchanged, no stream opened; both proxies' header and idle timeouts are set far
+#               beyond the hold), as KiB per connection
 #
 # Environment (defaults in brackets):
 #   ROUNDS [3]  DURATION [10s]  WARMUP [2s]  CONNECTIONS [64]  WRK_THREADS [1]  REQ_PATH [/ok]
 #   IDLE_CONNS [10000]  STREAM_BYTES [1073741824]  LIMIT_KEYS [10000]  WS_IDLE [1000]  WS_HOLD [5]
+#   H2_IDLE [IDLE_CONNS]  PYTHON [/usr/bin/python3, else python3: runs idle_clients.py]
 #   BACKEND [auto]   nginx = nginx static (1 worker), demo = sluice-demo-backend --threads 1,
 #                    auto = nginx when installed, else demo (why: docs/benchmarks.md)
 #   BIN_DIR [build/bin]  OUT_DIR [build/bench/peers]
-#   TARGETS [all]    space-separated target names: the throughput, pinned, limits and websocket
-#                    sections measure only those of their targets (e.g. TARGETS="nginx-limit_req
+#   TARGETS [all]    space-separated target names: the throughput, pinned, limits, websocket and
+#                    h2 sections measure only those of their targets (e.g. TARGETS="nginx-limit_req
 #                    haproxy-stick-table" limits; TARGETS=nginx-ws websocket, which also holds
-#                    the idle tunnels through nginx only)
+#                    the idle tunnels through nginx only; likewise TARGETS=sluice-h2 h2)
 # Results: OUT_DIR/{raw.tsv,memory.tsv,meta.tsv,summary.json,summary.md}; logs, configs and
 # every wrk output in OUT_DIR/work/.
 set -euo pipefail
@@ -68,6 +80,17 @@ readonly STREAM_BYTES=${STREAM_BYTES:-1073741824}
 readonly LIMIT_KEYS=${LIMIT_KEYS:-10000}
 readonly WS_IDLE=${WS_IDLE:-1000}
 readonly WS_HOLD=${WS_HOLD:-5}
+readonly H2_IDLE=${H2_IDLE:-$IDLE_CONNS}
+# The h2 section's load: h2load connections x concurrent streams on each (the variant's name).
+readonly H2_CONNS=64 H2_STREAMS=10
+readonly H2_VARIANT=h2-${H2_CONNS}x$H2_STREAMS
+# The most idle connections any section holds (sluice's max_connections, the descriptors).
+readonly MAX_IDLE=$((IDLE_CONNS > H2_IDLE ? IDLE_CONNS : H2_IDLE))
+# idle_clients.py runs on Debian's interpreter (its ssl module, its OpenSSL) unless told otherwise.
+if [[ -z ${PYTHON:-} ]]; then
+  if [[ -x /usr/bin/python3 ]]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
+fi
+readonly PYTHON
 readonly TARGETS=${TARGETS:-}
 # nginx's limit_req for the `limits` section: a rate no run here can reach, far below the point
 # where nginx's fixed-point arithmetic overflows (peers/nginx-limits.conf.in explains both).
@@ -331,11 +354,11 @@ ensure_tools() {
 
 FD_LIMIT=
 
-# raise_fd_limit: IDLE_CONNS idle connections need that many descriptors in the client and in
-# the proxy (plus upstream and spare ones); asks for twice that. A WebSocket tunnel holds two in
-# the proxy, so WS_IDLE counts twice. Root may raise the hard limit.
+# raise_fd_limit: IDLE_CONNS (or H2_IDLE) idle connections need that many descriptors in the
+# client and in the proxy (plus upstream and spare ones); asks for twice that. A WebSocket tunnel
+# holds two in the proxy, so WS_IDLE counts twice. Root may raise the hard limit.
 raise_fd_limit() {
-  local conns=$((IDLE_CONNS > 2 * WS_IDLE ? IDLE_CONNS : 2 * WS_IDLE))
+  local conns=$((MAX_IDLE > 2 * WS_IDLE ? MAX_IDLE : 2 * WS_IDLE))
   local want=$((2 * conns + 4096)) need=$((conns + 1024)) hard
   hard=$(ulimit -Hn)
   if [[ $hard != unlimited ]] && ((hard < want)) && [[ $(id -u) -eq 0 ]]; then
@@ -354,6 +377,7 @@ raise_fd_limit() {
 
 SLUICE_BIN=
 DEMO_BIN=
+CERT_DIR= # make_cert
 WS_LOAD_BIN=
 NEED_WS_LOAD=0 # set by main when the websocket section runs
 
@@ -427,7 +451,7 @@ start_sluice() {
   local config=$LOGDIR/$1.json access_log='{"enabled": false, "path": "-"}'
   [[ -z ${6:-} ]] || access_log="{\"enabled\": true, \"path\": \"$6\"}"
   render "$PEERS_DIR/$template" "$config" "THREADS=$threads" "BACKEND_PORT=$BACKEND_PORT" \
-    "MAX_CONNECTIONS=$((IDLE_CONNS + 10000))" "MAX_BODY_BYTES=$((2 * STREAM_BYTES))" \
+    "MAX_CONNECTIONS=$((MAX_IDLE + 10000))" "MAX_BODY_BYTES=$((2 * STREAM_BYTES))" \
     "TIMEOUT_MS=$timeout_ms" "REDIS_PORT=${REDIS_PORT:-0}" "ACCESS_LOG=$access_log" \
     "CERT_DIR=${CERT_DIR:-}"
   if ! "$SLUICE_BIN" --check --config "$config" >"$LOGDIR/$name.check.log" 2>&1; then
@@ -441,7 +465,7 @@ start_sluice() {
   local port
   port=$(sed -E 's/.*ready proxy=[^ ]*:([0-9]+).*/\1/' <<<"$READY_LINE")
   local scheme=http
-  [[ $template != sluice-tls.json.in ]] || scheme=https
+  [[ $template != sluice-tls.json.in && $template != sluice-h2.json.in ]] || scheme=https
   wait_for_http "$name" "$SPAWNED_PID" "$port" "$scheme" || return 1
   TARGET_PORT[$name]=$port
   TARGET_PID[$name]=$SPAWNED_PID
@@ -479,7 +503,7 @@ start_nginx() {
   pin_cmd "$cpus"
   spawn "$name" "${PIN[@]}" nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log"
   local scheme=http
-  [[ $template != nginx-tls.conf.in ]] || scheme=https
+  [[ $template != nginx-tls.conf.in && $template != nginx-h2.conf.in ]] || scheme=https
   wait_for_http "$name" "$SPAWNED_PID" "$port" "$scheme" || return 1
   TARGET_PORT[$name]=$port
   TARGET_PID[$name]=$SPAWNED_PID # the master: cpu_ticks/rss_kb add its workers
@@ -519,6 +543,7 @@ start_target() {
     sluice-limits) start_sluice "$name" 1 "$cpus" 30000 sluice-limits.json.in ;;
     sluice-tls | sluice-tls-idle) start_sluice "$name" 1 "$cpus" 30000 sluice-tls.json.in ;;
     sluice-ws | sluice-ws-idle) start_sluice "$name" 1 "$cpus" 30000 sluice-ws.json.in ;;
+    sluice-h2 | sluice-h2-idle) start_sluice "$name" 1 "$cpus" 30000 sluice-h2.json.in ;;
     sluice-log) start_sluice "$name" 1 "$cpus" 30000 sluice.json.in "$LOGDIR/$name.access.log" ;;
     sluice-redis)
       start_sluice "$name" 1 "$cpus" 30000 sluice-redis.json.in || return 1
@@ -536,6 +561,8 @@ start_target() {
         start_nginx "$name" 1 "$cpus" nginx-tls.conf.in
       elif [[ $name == nginx-ws || $name == nginx-ws-idle ]]; then
         start_nginx "$name" 1 "$cpus" nginx-ws.conf.in
+      elif [[ $name == nginx-h2 || $name == nginx-h2-idle ]]; then
+        start_nginx "$name" 1 "$cpus" nginx-h2.conf.in
       elif [[ $name == nginx-limit_req ]]; then
         start_nginx "$name" 1 "$cpus" nginx-limits.conf.in
       elif [[ $name == nginx-log ]]; then
@@ -881,16 +908,20 @@ redis_figures() {
 
 record() { printf '%s\t%s\t%s\t%s\n' "$@" >>"$OUT_DIR/memory.tsv"; }
 
-# idle_run NAME LABEL: holds IDLE_CONNS idle connections on target NAME and records its RSS.
+# idle_run NAME LABEL: holds IDLE_CONNS idle connections on target NAME and records its RSS
+# (in memory.tsv under test IDLE_TEST, default idle). IDLE_TLS=1: over TLS; IDLE_H2=1: h2
+# connections (TLS, ALPN h2, preface and SETTINGS, no request); IDLE_COUNT: instead of IDLE_CONNS.
 idle_run() {
   local name=$1 label=$2 pid=${TARGET_PID[$1]} port=${TARGET_PORT[$1]} before after client
+  local count=${IDLE_COUNT:-$IDLE_CONNS} test=${IDLE_TEST:-idle}
   sleep 1
   before=$(rss_kb "$pid")
-  log "idle: $IDLE_CONNS connections to $label (RSS before: $((before / 1024)) MB)"
+  log "idle: $count connections to $label (RSS before: $((before / 1024)) MB)"
   local tls_flag=()
   [[ -z ${IDLE_TLS:-} ]] || tls_flag=(--tls)
-  spawn "idle-clients-$name" python3 "$PEERS_DIR/idle_clients.py" --port "$port" \
-    --count "$IDLE_CONNS" --path "$REQ_PATH" "${tls_flag[@]}"
+  [[ -z ${IDLE_H2:-} ]] || tls_flag=(--h2)
+  spawn "idle-clients-$name" "$PYTHON" "$PEERS_DIR/idle_clients.py" --port "$port" \
+    --count "$count" --path "$REQ_PATH" "${tls_flag[@]}"
   client=$SPAWNED_PID
   local deadline=$((SECONDS + 180))
   until grep -qs '^ready ' "$LOGDIR/idle-clients-$name.log"; do
@@ -905,21 +936,26 @@ idle_run() {
   after=$(rss_kb "$pid")
   kill -USR1 "$client"
   sleep 0.5
-  local ready status open failed
+  local ready status open failed per=nan
   ready=$(grep -m1 '^ready ' "$LOGDIR/idle-clients-$name.log")
   status=$(grep '^status ' "$LOGDIR/idle-clients-$name.log" | tail -n1)
   failed=$(sed -E 's/.*failed=([0-9]+).*/\1/' <<<"$ready")
   open=$(sed -E 's/.*open=([0-9]+).*/\1/' <<<"$status")
-  log "idle: $label: $ready; after 2.5 s: $status; RSS $((after / 1024)) MB"
+  if [[ $open =~ ^[0-9]+$ ]] && ((open > 0)); then
+    per=$(awk -v b="$before" -v a="$after" -v n="$open" 'BEGIN { printf "%.2f", (a - b) / n }')
+  fi
+  log "idle: $label: $ready; after 2.5 s: $status; RSS $((after / 1024)) MB ($per KiB per" \
+    "connection)"
   if grep -q '^failures' "$LOGDIR/idle-clients-$name.log"; then
     warn "idle client failures: $(grep '^failures' "$LOGDIR/idle-clients-$name.log")"
   fi
   is_alive "$pid" || warn "$label died while holding idle connections"
-  record idle "$name" label "$label"
-  record idle "$name" rss_before_kb "$before"
-  record idle "$name" rss_with_conns_kb "$after"
-  record idle "$name" failed "$failed"
-  record idle "$name" open_after_hold "${open:-0}"
+  record "$test" "$name" label "$label"
+  record "$test" "$name" rss_before_kb "$before"
+  record "$test" "$name" rss_with_conns_kb "$after"
+  record "$test" "$name" failed "$failed"
+  record "$test" "$name" open_after_hold "${open:-0}"
+  record "$test" "$name" kib_per_conn "$per"
   stop_pid "$client"
 }
 
@@ -936,12 +972,19 @@ idle_phase() {
   stop_all
 }
 
-# tls_phase: the certificate both servers use, then the keep-alive and new-connection
-# variants, then the idle TLS connections.
-tls_phase() {
+# make_cert: the certificate every TLS target uses (sections tls and h2), made once a run in
+# CERT_DIR.
+make_cert() {
+  [[ -z ${CERT_DIR:-} ]] || return 0
   CERT_DIR=$WORK/tls-cert
   "$ROOT/deploy/dev.sh" certs "$CERT_DIR" 2>/dev/null || die "cannot make the TLS certificate"
   meta tls.certificate "ECDSA P-256, $(openssl x509 -noout -subject -in "$CERT_DIR/tls.crt")"
+}
+
+# tls_phase: the certificate both servers use, then the keep-alive and new-connection
+# variants, then the idle TLS connections.
+tls_phase() {
+  make_cert
   throughput_phase tls
   throughput_phase tlsnew
   log "=== idle TLS connections: RSS with $IDLE_CONNS idle TLS clients ==="
@@ -1217,21 +1260,184 @@ label_of_ws() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# HTTP/2: h2load over TLS with ALPN h2 through each proxy, then idle h2 connections.
+
+H2_PIN=() # h2load's pinning (with the backend)
+
+# h2load_run DURATION TARGET OUT [LOG]: one h2load run (H2_CONNS connections x H2_STREAMS
+# streams, one thread) against TARGET, its output to OUT; LOG: its per-request log.
+h2load_run() {
+  local duration=$1 target=$2 out=$3 log_file=${4:-}
+  local log_opt=()
+  [[ -z $log_file ]] || log_opt=("--log-file=$log_file")
+  "${H2_PIN[@]}" h2load -c "$H2_CONNS" -m "$H2_STREAMS" -t 1 -D "$duration" "${log_opt[@]}" \
+    "https://127.0.0.1:${TARGET_PORT[$target]}$REQ_PATH" >"$out" 2>&1
+}
+
+# h2_protocol OUT: the application protocol h2load negotiated ("none" if it printed none).
+h2_protocol() {
+  sed -nE 's/^Application protocol: *([^ ]+).*/\1/p' "$1" | head -n1 | grep . || echo none
+}
+
+# h2_parse OUT LOG: prints "rps p50_us p99_us requests non2xx errors" from h2load's output (OUT)
+# and its per-request log (LOG: start, status, µs to the end of the response; p50 and p99 by
+# nearest rank over the requests that got a status). non2xx counts 4xx and 5xx (like wrk's
+# "Non-2xx or 3xx"); errors is failed/errored/timeout, or 0.
+h2_parse() {
+  local out=$1 log_file=$2 p50=nan p99=nan
+  if [[ -s $log_file ]]; then
+    read -r p50 p99 < <(awk -F'\t' '$2 > 0 { print $3 }' "$log_file" | sort -n |
+      awk 'function rank(p,  i) { i = int(p * NR); if (i < p * NR) i++; return v[i < 1 ? 1 : i] }
+           { v[NR] = $1 }
+           END { if (NR == 0) print "nan nan"; else print rank(0.50), rank(0.99) }')
+  fi
+  awk -v p50="$p50" -v p99="$p99" '
+    /^finished in / { rps = $4 }
+    /^requests: / { requests = $6; errors = $10 "/" $12 "/" $14 }
+    /^status codes: / { non2xx = $7 + $9 }
+    END {
+      printf "%s %s %s %d %d %s\n", rps == "" ? "nan" : rps, p50, p99, requests, non2xx,
+        errors == "" ? "no result" : errors == "0/0/0" ? "0" : errors
+    }' "$out"
+}
+
+# h2_measure TARGET ROUND: one h2load run of DURATION, one line in raw.tsv (variant H2_VARIANT).
+# CPU per request counts the whole run: h2load's requests are all measured (no warm-up phase
+# inside the run; the section's warm-up is a run of its own).
+h2_measure() {
+  local target=$1 round=$2 out log_file pid=${TARGET_PID[$1]} variant=$H2_VARIANT
+  local cpu0 cpu1 be0 be1 rps p50 p99 requests non2xx errors protocol cpu_req=nan be_req=nan
+  out=$LOGDIR/h2load-$target-$round.txt
+  log_file=$LOGDIR/h2load-$target-$round.requests.tsv
+  cpu0=$(cpu_ticks "$pid")
+  be0=$(cpu_ticks "$BACKEND_PID")
+  h2load_run "$DURATION" "$target" "$out" "$log_file" ||
+    warn "h2load exited non-zero for $target (see $out)"
+  cpu1=$(cpu_ticks "$pid")
+  be1=$(cpu_ticks "$BACKEND_PID")
+  read -r rps p50 p99 requests non2xx errors < <(h2_parse "$out" "$log_file")
+  rm -f "$log_file" # hundreds of thousands of lines a run; the percentiles are in raw.tsv
+  protocol=$(h2_protocol "$out")
+  [[ $protocol == h2 ]] || errors="protocol $protocol; $errors"
+  if ((requests > 0)); then
+    cpu_req=$(awk -v t="$((cpu1 - cpu0))" -v hz="$CLK_TCK" -v n="$requests" 'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
+    be_req=$(awk -v t="$((be1 - be0))" -v hz="$CLK_TCK" -v n="$requests" 'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
+  fi
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$variant" "$target" "$round" "$rps" \
+    "$p50" "$p99" "$requests" "$cpu_req" "$be_req" "$non2xx" "$errors" >>"$OUT_DIR/raw.tsv"
+  log "$(printf '%-8s round %s %-9s %10s req/s  p50 %6s µs  p99 %6s µs  cpu %6s µs/req  %s' \
+    "$variant" "$round" "$target" "$rps" "$p50" "$p99" "$cpu_req" "$protocol")"
+  if [[ $non2xx != 0 || $errors != 0 ]]; then
+    warn "$target ($variant, round $round): h2load reported errors ($errors; 4xx+5xx: $non2xx):"
+    grep -E '^(requests|status codes|Application protocol):' "$out" | sed 's/^/    | /' >&2
+  fi
+  if ! is_alive "$pid"; then
+    warn "$target died during the run; its remaining rounds are skipped. Its log:"
+    show_log "$target"
+    TARGET_DEAD[$target]=1
+    meta "$variant.died.$target" "in round $round (log: $LOGDIR/$target.log)"
+  fi
+}
+
+# h2_phase: the tls section's certificate; both proxies pinned (proxy on cpu 0, h2load and the
+# backend on cpu 1), a WARMUP run each (which must negotiate h2), ROUNDS interleaved rounds; then
+# the idle h2 connections (unpinned, like the other idle tests).
+h2_phase() {
+  local proxy_cpus=0 other_cpus=1 t round protocol variant=$H2_VARIANT started=()
+  command -v h2load >/dev/null || die "h2load is missing (apt package nghttp2-client: dev.sh deps)"
+  make_cert
+  log "=== HTTP/2: h2load -c $H2_CONNS -m $H2_STREAMS over TLS 1.3 + ALPN h2, pinned like PINNED ==="
+  if pinning_available; then
+    meta "$variant.pinning" "proxy on cpu $proxy_cpus; h2load and the backend on cpu $other_cpus"
+  else
+    warn "cannot pin to cpus 0 and 1 ($(nproc) usable): running $variant unpinned"
+    meta "$variant.pinning" "UNAVAILABLE ($(nproc) usable cpus): nothing pinned"
+    proxy_cpus="" other_cpus=""
+  fi
+  meta h2_load "h2load -c $H2_CONNS -m $H2_STREAMS -t 1 -D $DURATION"
+  meta h2_version "$(h2load --version 2>&1 | head -n1)"
+  enter_phase h2
+  pin_cmd "$other_cpus"
+  H2_PIN=("${PIN[@]}")
+  start_backend backend "$other_cpus"
+  for t in sluice-h2 nginx-h2; do
+    if [[ -n $TARGETS && " $TARGETS " != *" $t "* ]]; then
+      meta "$variant.skipped.$t" "not in TARGETS"
+      continue
+    fi
+    if ! start_target "$t" "$proxy_cpus"; then
+      warn "skipping $t: $SKIP_REASON"
+      meta "$variant.skipped.$t" "$SKIP_REASON"
+      continue
+    fi
+    log "warm-up $t ($WARMUP)"
+    h2load_run "$WARMUP" "$t" "$LOGDIR/warmup-$t.txt" ||
+      warn "h2load exited non-zero warming up $t (see $LOGDIR/warmup-$t.txt)"
+    protocol=$(h2_protocol "$LOGDIR/warmup-$t.txt")
+    meta "$variant.protocol.$t" "$protocol"
+    if [[ $protocol != h2 ]]; then
+      warn "h2load negotiated '$protocol' with $t, not h2:"
+      sed 's/^/    | /' "$LOGDIR/warmup-$t.txt" | tail -n 15 >&2
+      meta "$variant.skipped.$t" "h2load negotiated '$protocol', not h2 (see $LOGDIR/warmup-$t.txt)"
+      stop_pid "${TARGET_PID[$t]}"
+      continue
+    fi
+    started+=("$t")
+  done
+  TARGET_DEAD=()
+  for ((round = 1; round <= ROUNDS; round++)); do
+    for t in "${started[@]}"; do
+      if ! is_alive "$BACKEND_PID"; then
+        warn "the backend died: the rest of this phase is skipped. Its log:"
+        show_log backend
+        break 2
+      fi
+      [[ -z ${TARGET_DEAD[$t]:-} ]] || continue
+      h2_measure "$t" "$round"
+    done
+  done
+  stop_all
+  log "=== idle h2 connections: RSS with $H2_IDLE idle HTTP/2 clients ==="
+  meta h2_idle "$H2_IDLE"
+  enter_phase h2-idle
+  start_backend backend ""
+  for t in sluice-h2 nginx-h2; do
+    [[ -z $TARGETS || " $TARGETS " == *" $t "* ]] || continue
+    if start_target "$t-idle" ""; then
+      IDLE_H2=1 IDLE_COUNT=$H2_IDLE IDLE_TEST=h2-idle idle_run "$t-idle" "$(label_of_h2 "$t")" ||
+        warn "the $t idle h2 test failed"
+    else
+      warn "skipping $t-idle: $SKIP_REASON"
+    fi
+  done
+  stop_all
+}
+
+# label_of_h2 NAME: the memory table's label for an h2 target.
+label_of_h2() {
+  case $1 in
+    sluice-h2) echo "sluice threads=1, h2 (TLS 1.3)" ;;
+    *) echo "nginx 1 worker, h2 (TLS 1.3; master + worker RSS)" ;;
+  esac
+}
+
+# ---------------------------------------------------------------------------------------------
 
 main() {
   local sections=("$@") s
   ((${#sections[@]} > 0)) ||
-    sections=(throughput pinned limits accesslog redis idle stream tls websocket)
+    sections=(throughput pinned limits accesslog redis idle stream tls websocket h2)
   for s in "${sections[@]}"; do
     case $s in
-      throughput | pinned | limits | accesslog | redis | idle | stream | tls) ;;
+      throughput | pinned | limits | accesslog | redis | idle | stream | tls | h2) ;;
       websocket) NEED_WS_LOAD=1 ;;
       *) die "unknown section '$s' (throughput, pinned, limits, accesslog, redis, idle, stream," \
-        "tls, websocket)" ;;
+        "tls, websocket, h2)" ;;
     esac
   done
   [[ $LIMIT_KEYS =~ ^[1-9][0-9]*$ ]] || die "LIMIT_KEYS must be a positive integer"
   [[ $WS_IDLE =~ ^[1-9][0-9]*$ ]] || die "WS_IDLE must be a positive integer"
+  [[ $H2_IDLE =~ ^[1-9][0-9]*$ ]] || die "H2_IDLE must be a positive integer"
   if [[ ! $WS_HOLD =~ ^[0-9]+$ ]] || ((WS_HOLD < 3)); then
     die "WS_HOLD must be a whole number of seconds, at least 3 (RSS is read 2 s into the hold)"
   fi
@@ -1277,6 +1483,7 @@ main() {
       stream) stream_phase ;;
       tls) tls_phase ;;
       websocket) websocket_phase ;;
+      h2) h2_phase ;;
     esac
   done
 

@@ -7,13 +7,16 @@ Inputs in OUT_DIR (tab-separated, with a header line):
               cpu_us_per_req backend_cpu_us_per_req non2xx socket_errors
               (the websocket variants ws-1k and ws-1m: one line per sluice_ws_load run,
               messages/s as rps, messages as requests, CPU per message, the tool's error
-              count as socket_errors)
+              count as socket_errors; the h2 variant h2-64x10: one line per h2load run, p50 and
+              p99 from its per-request log, 4xx+5xx as non2xx, failed/errored/timeout as
+              socket_errors)
   memory.tsv  test target metric value   (idle connections, streaming results, idle
-              WebSocket tunnels)
+              WebSocket tunnels, idle h2 connections)
   meta.tsv    key value                  (date, load, versions, settings; and per section
               SECTION.skipped.TARGET, SECTION.died.TARGET, SECTION.pinning, and for `limits`
               limits.check.TARGET and limits.keys.TARGET, shown beside the tables; for the
-              websocket variants ws_connections.VARIANT and ws_message_bytes.VARIANT)
+              websocket variants ws_connections.VARIANT and ws_message_bytes.VARIANT; for
+              h2 h2_load, h2_version, h2_idle and H2VARIANT.protocol.TARGET)
 Prints the Markdown tables (also written to summary.md).
 """
 
@@ -41,6 +44,8 @@ LABELS = {
     "nginx-tls": "nginx 1 worker, HTTPS (TLS 1.3, the same certificate)",
     "sluice-ws": "sluice threads=1, WebSocket tunnel (route /ws)",
     "nginx-ws": "nginx 1 worker, WebSocket proxying (location /ws)",
+    "sluice-h2": "sluice threads=1, HTTP/2 (TLS 1.3, ALPN h2)",
+    "nginx-h2": "nginx 1 worker, HTTP/2 (`listen ... ssl http2`, the same certificate)",
 }
 VARIANTS = {
     "shared": "no pinning: wrk, backend and proxy share both cores",
@@ -56,12 +61,17 @@ VARIANTS = {
               "TLS 1.3 handshake each; req/s = new connections/s), pinned like PINNED",
     "ws-1k": "WEBSOCKET 1 KiB: echo through a tunnel, many small messages, pinned like PINNED",
     "ws-1m": "WEBSOCKET 1 MiB: echo through a tunnel, large messages, pinned like PINNED",
+    "h2-64x10": "HTTP/2: h2load, 64 connections x 10 concurrent streams over TLS 1.3 + ALPN h2, "
+                "pinned like PINNED (h2load with the backend on cpu 1)",
 }
 # The `websocket` section's variants (sluice_ws_load, not wrk) and its pair of targets.
 WS_VARIANTS = ("ws-1k", "ws-1m")
 WS_OURS, WS_PEER = "sluice-ws", "nginx-ws"
+# The `h2` section's variants (h2load, not wrk) and its pair of targets.
+H2_VARIANTS = ("h2-64x10",)
+H2_OURS, H2_PEER = "sluice-h2", "nginx-h2"
 # Variants without the plain sluice-N / peer-N ratio table.
-NO_PLAIN_RATIOS = ("limits", "redis", "accesslog", "tls", "tlsnew") + WS_VARIANTS
+NO_PLAIN_RATIOS = ("limits", "redis", "accesslog", "tls", "tlsnew") + WS_VARIANTS + H2_VARIANTS
 # The TLS issue's targets (sections tls and tlsnew, and the idle TLS connections).
 TLS_OURS, TLS_PEER = "sluice-tls", "nginx-tls"
 TLS_MIN_RPS_RATIO = 1.0
@@ -268,6 +278,36 @@ def tls_ratio(targets: dict) -> dict:
     return row
 
 
+def h2_ratio(targets: dict) -> dict:
+    """sluice-h2 / nginx-h2: req/s, p99 and proxy CPU per request; and each one's p99."""
+    ours, theirs = targets.get(H2_OURS), targets.get(H2_PEER)
+    if not ours or not theirs:
+        return {}
+
+    def ratio(metric):
+        a, b = ours.get(metric), theirs.get(metric)
+        return a / b if a is not None and b else None
+
+    return {"rps": ratio("rps"), "p99": ratio("p99_us"), "cpu": ratio("cpu_us_per_req"),
+            "p99_us": {H2_OURS: ours.get("p99_us"), H2_PEER: theirs.get("p99_us")},
+            "rps_median": {H2_OURS: ours.get("rps"), H2_PEER: theirs.get("rps")}}
+
+
+def h2_idle_figures(memory: dict) -> dict:
+    """Per target: h2 connections held and KiB of proxy RSS per connection; sluice's / nginx's."""
+    out = {}
+    for target, m in memory.get("h2-idle", {}).items():
+        before, after = number(m.get("rss_before_kb")), number(m.get("rss_with_conns_kb"))
+        out[target] = {"connections": number(m.get("open_after_hold")),
+                       "failed": number(m.get("failed")),
+                       "rss_before_kb": before, "rss_with_conns_kb": after,
+                       "kib_per_conn": number(m.get("kib_per_conn"))}
+    ours, theirs = out.get(H2_OURS + "-idle"), out.get(H2_PEER + "-idle")
+    if ours and theirs and ours["kib_per_conn"] is not None and theirs["kib_per_conn"]:
+        out["ratio"] = ours["kib_per_conn"] / theirs["kib_per_conn"]
+    return out
+
+
 def with_goal(value, met, goal, at_least: bool) -> str:
     """A ratio beside its target and verdict, e.g. `1.04 (≥ 1.0: met)`."""
     if goal is None:
@@ -330,10 +370,18 @@ def throughput_tables(summary: dict, meta: dict, raw: list) -> list:
         lines.append(f"### {title}")
         lines.append("")
         script = " -s keys.lua" if variant in ("limits", "redis") else ""
-        lines.append(f"wrk -t{meta.get('wrk_threads', '?')} -c{meta.get('connections', '?')} "
-                     f"-d{meta.get('duration', '?')} --latency{script} GET "
-                     f"{meta.get('path', '/ok')}, medians of {meta.get('rounds', '?')} "
-                     f"interleaved rounds; backend: {meta.get('backend', '?')}.")
+        if variant in H2_VARIANTS:
+            lines.append(f"{meta.get('h2_load', 'h2load')} GET {meta.get('path', '/ok')} "
+                         f"({meta.get('h2_version', '?')}; one unmeasured {meta.get('warmup', '?')} "
+                         f"run per target first), medians of {meta.get('rounds', '?')} "
+                         "interleaved rounds; p50 and p99 from h2load's --log-file (per-request "
+                         "times); each proxy speaks keep-alive HTTP/1.1 to the backend: "
+                         f"{meta.get('backend', '?')}.")
+        else:
+            lines.append(f"wrk -t{meta.get('wrk_threads', '?')} -c{meta.get('connections', '?')} "
+                         f"-d{meta.get('duration', '?')} --latency{script} GET "
+                         f"{meta.get('path', '/ok')}, medians of {meta.get('rounds', '?')} "
+                         f"interleaved rounds; backend: {meta.get('backend', '?')}.")
         if meta.get(f"{variant}.pinning", "").startswith("UNAVAILABLE"):
             lines.append(f"**Pinning {meta[f'{variant}.pinning']}.**")
         lines.append("")
@@ -362,6 +410,19 @@ def throughput_tables(summary: dict, meta: dict, raw: list) -> list:
             if "skipped" in note:
                 lines.append(f"| {label_of(name, variant)} | not measured: {note['skipped']} "
                              "| | | | | | |")
+        if variant in H2_VARIANTS:
+            protocols = [f"{name}: {note['protocol']}" for name, note in notes.items()
+                         if "protocol" in note]
+            r = h2_ratio(targets)
+            lines.append("")
+            if protocols:
+                lines.append("Application protocol h2load negotiated: " + "; ".join(protocols)
+                             + ".")
+            if r:
+                lines.append(f"{H2_OURS} / {H2_PEER}: req/s {fmt(r['rps'], 2)}, p99 "
+                             f"{fmt(r['p99'], 2)} ({fmt(r['p99_us'][H2_OURS])} µs against "
+                             f"{fmt(r['p99_us'][H2_PEER])} µs), proxy CPU per request "
+                             f"{fmt(r['cpu'], 2)}.")
         if variant == "limits":
             checks = [f"{name}: {note['check']}" for name, note in notes.items() if "check" in note]
             keys = [f"{name}: {note['keys']}" for name, note in notes.items() if "keys" in note]
@@ -628,7 +689,37 @@ def memory_tables(memory: list) -> tuple:
             lines.append(f"{WS_OURS} / {WS_PEER}: {fmt(figures['ratio'], 2)}x the memory per "
                          "tunnel.")
         lines.append("")
+    h2_idle = data.get("h2-idle", {})
+    if h2_idle:
+        figures = h2_idle_figures(data)
+        lines.append("### Idle HTTP/2 connections (TLS 1.3 + ALPN h2: the client preface and "
+                     "SETTINGS exchanged, no stream opened, then silent)")
+        lines.append("")
+        lines.append("| server | connections held | RSS before | RSS with connections | "
+                     "per connection |")
+        lines.append("| --- | ---: | ---: | ---: | ---: |")
+        for target, m in h2_idle.items():
+            f = figures[target]
+            lines.append(
+                f"| {m.get('label', target)} | {fmt(f['connections'])} (failed "
+                f"{m.get('failed', '?')}) | {fmt(kb_to_mb(f['rss_before_kb']), 1, ' MB')} | "
+                f"{fmt(kb_to_mb(f['rss_with_conns_kb']), 1, ' MB')} | "
+                f"{fmt(f['kib_per_conn'], 1, ' KiB')} |")
+        if "ratio" in figures:
+            lines.append("")
+            lines.append(f"{H2_OURS} / {H2_PEER}: {fmt(figures['ratio'], 2)}x the memory per "
+                         "idle h2 connection.")
+        lines.append("")
     return lines, data
+
+
+def h2_summary(throughput: dict, memory: dict):
+    """Per h2 variant sluice-h2 / nginx-h2; the idle h2 connections."""
+    variants = {v: h2_ratio(throughput[v]) or None for v in H2_VARIANTS if v in throughput}
+    idle = h2_idle_figures(memory)
+    if not variants and not idle:
+        return None
+    return {"variants": variants, "idle": idle}
 
 
 def main() -> int:
@@ -659,6 +750,7 @@ def main() -> int:
         "redis": (redis_comparison(throughput.get("redis", {}))
                   if "redis" in throughput else None),
         "websocket": websocket_summary(throughput, meta, memory),
+        "h2": h2_summary(throughput, memory),
         "memory": memory,
         "raw": raw,
     }

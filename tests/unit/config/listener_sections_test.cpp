@@ -133,5 +133,49 @@ TEST(ListenerSectionsTest, ProxyProtocolNeedsTrustedProxies) {
   EXPECT_THAT(problems_of(doc), ElementsAre("listeners[0].proxy_protocol: must be a boolean"));
 }
 
+TEST(ListenerSectionsTest, Http2IsOffPlainAndFollowsAlpnOnTls) {
+  auto doc = valid_document();
+  doc.erase("listen");
+  const Json tls = {{"certificates", {{{"cert", "/c.pem"}, {"key", "/c.key"}}}},
+                    {"alpn", {"h2", "http/1.1"}}};
+  doc["listeners"] = {{{"name", "plain"}},
+                      {{"name", "h2c"}, {"http2", {{"enabled", true}}}},
+                      {{"name", "h2"}, {"tls", tls}},
+                      {{"name", "h1only"}, {"tls", {{"certificates", tls["certificates"]}}}}};
+  const auto config = parsed(doc);
+  EXPECT_FALSE(config.listeners[0].http2.enabled);
+  EXPECT_TRUE(config.listeners[1].http2.enabled);
+  EXPECT_TRUE(config.listeners[2].http2.enabled);
+  EXPECT_FALSE(config.listeners[3].http2.enabled);
+  EXPECT_EQ(config.listeners[2].http2.max_concurrent_streams, 128U);
+  EXPECT_EQ(config.listeners[2].http2.max_stream_resets, 200U);
+  EXPECT_EQ(config::to_json(config)["listeners"][1]["http2"]["enabled"], true);
+}
+
+TEST(ListenerSectionsTest, Http2LimitsAreBoundedAndEnabledMustAgreeWithAlpn) {
+  auto doc = valid_document();
+  doc.erase("listen");
+  const Json certificates = {{{"cert", "/c.pem"}, {"key", "/c.key"}}};
+  doc["listeners"] = {
+      {{"name", "a"},
+       {"http2", {{"enabled", true}, {"max_concurrent_streams", 0}, {"max_stream_resets", 0}}}},
+      {{"name", "b"}, {"tls", {{"certificates", certificates}}}, {"http2", {{"enabled", true}}}},
+      {{"name", "c"},
+       {"tls", {{"certificates", certificates}, {"alpn", {"h2"}}}},
+       {"http2", {{"enabled", false}}}}};
+  EXPECT_THAT(
+      problems_of(doc),
+      ElementsAre("listeners[0].http2.max_concurrent_streams: must be between 1 and 10000",
+                  "listeners[0].http2.max_stream_resets: must be between 1 and 1000000",
+                  R"(listeners[1].http2.enabled: needs "h2" in tls.alpn on a TLS listener)",
+                  R"(listeners[2].http2.enabled: contradicts "h2" in tls.alpn (remove one))"));
+  doc["listeners"] = {
+      {{"name", "a"},
+       {"http2", {{"enabled", true}, {"max_concurrent_streams", 16}, {"max_stream_resets", 5}}}}};
+  const auto config = parsed(doc);
+  EXPECT_EQ(config.listeners[0].http2.max_concurrent_streams, 16U);
+  EXPECT_EQ(config.listeners[0].http2.max_stream_resets, 5U);
+}
+
 }  // namespace
 }  // namespace sluice::config
