@@ -514,6 +514,9 @@ bool Connection::spend_reset() {
 }
 
 bool Connection::receive(std::string_view bytes) {
+  if (aborted_) {
+    return false;
+  }
   const ssize_t rv = nghttp2_session_mem_recv(
       session_, reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
   if (rv < 0) {
@@ -534,7 +537,9 @@ bool Connection::receive(std::string_view bytes) {
 }
 
 void Connection::send(std::string& out, std::size_t limit) {
-  while (out.size() < limit) {
+  // After abort_streams() the streams nghttp2 still knows may be gone: it must not call their
+  // data sources any more.
+  while (!aborted_ && out.size() < limit) {
     const std::uint8_t* data = nullptr;
     const ssize_t n = nghttp2_session_mem_send(session_, &data);
     if (n <= 0) {

@@ -181,7 +181,8 @@ class Connection {
   [[nodiscard]] bool wants_io() const;
   /// Graceful end (drain, idle timeout): GOAWAY naming the last stream taken; those finish.
   void shut_down();
-  /// The connection is gone: every stream's pending operation fails, no more requests start.
+  /// The connection is gone: every stream's pending operation fails, no more requests start,
+  /// and receive() and send() do nothing from now on.
   void abort_streams();
   /// Requests handed to the session and not served yet.
   [[nodiscard]] std::size_t serving() const noexcept { return serving_; }

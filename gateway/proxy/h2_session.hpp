@@ -115,6 +115,8 @@ class H2Session final : public http2::ConnectionHost {
         const config::HttpConfig& http = env_.view.current()->snapshot->config().http;
         read_deadline_.arm(conn_.ever_served() ? idle_since_ + http.idle_timeout
                                                : accepted + http.header_timeout);
+      } else {
+        read_deadline_.disarm();  // the streams' own deadlines bound the wait
       }
       auto [ec, n] = co_await stream_.async_read_some(
           buffer.prepare(idle ? kFirstRead : kH2BusyRead), pooled(env_.ops));
@@ -218,7 +220,10 @@ class H2Session final : public http2::ConnectionHost {
     }
     stream.served();
     if (conn_.serving() == 0) {
+      // The reader may be waiting since before the streams began, without a deadline: from now
+      // the connection is idle, and idle_timeout_ms bounds that wait too.
       idle_since_ = clock.now();
+      read_deadline_.arm(idle_since_ + env_.view.current()->snapshot->config().http.idle_timeout);
     }
   }
 

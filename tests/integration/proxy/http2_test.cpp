@@ -424,6 +424,20 @@ TEST_F(Http2Test, ASlowReaderWhoseWindowStaysClosedIsNotBufferedForAndIsReset) {
   EXPECT_EQ(curl_h2c(port, "/ok").out, "ok\n\n200 2");
 }
 
+TEST_F(Http2Test, AConnectionIdleAfterItsLastStreamGetsGoawayAfterIdleTimeout) {
+  SluiceProcess gateway(config);
+  // The request goes in the same write as the preface: the gateway reads on while the stream
+  // is served, so the idle wait starts while a read is already pending (this hung before).
+  RawH2 raw(gateway.listener_port("h2c"));
+  const auto sent = std::chrono::steady_clock::now();
+  raw.send(frame(kHeaders, kEndStream | kEndHeaders, 1, get_block("/ok")));
+  const std::optional<Frame> goaway = raw.until(kGoaway);
+  ASSERT_TRUE(goaway.has_value()) << "idle_timeout_ms is 2000";
+  EXPECT_EQ(goaway->error_code(), 0U) << "NO_ERROR";
+  EXPECT_GE(std::chrono::steady_clock::now() - sent, 1500ms);
+  EXPECT_FALSE(raw.next().has_value()) << "closed after the GOAWAY";
+}
+
 TEST_F(Http2Test, ADrainSendsGoawayAndLetsOpenStreamsFinish) {
   SluiceProcess gateway(config);
   const std::uint16_t port = gateway.listener_port("h2c");
