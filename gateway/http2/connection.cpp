@@ -19,10 +19,12 @@ using boost::system::error_code;
 constexpr std::uint32_t kHeaderTable = 4096;  // HPACK dynamic table, both ways
 constexpr double kResetWindowSeconds = 10.0;  // max_stream_resets refill over this long
 
-std::vector<nghttp2_nv> to_nv(const std::string& status, const FieldVector& fields) {
-  std::vector<nghttp2_nv> nv;
-  nv.reserve(fields.size() + 1);
-  const auto add = [&](std::string_view name, const std::string& value) {
+using NvList = boost::container::small_vector<nghttp2_nv, 24>;
+
+/// The fields as nghttp2 takes them (`status` first unless empty), dropped ones left out.
+NvList to_nv(std::string_view status, const FieldBlock& fields) {
+  NvList nv;
+  const auto add = [&](std::string_view name, std::string_view value) {
     // nghttp2 copies names and values at submission; the pointers only live through the call.
     nv.push_back({reinterpret_cast<std::uint8_t*>(const_cast<char*>(name.data())),
                   reinterpret_cast<std::uint8_t*>(const_cast<char*>(value.data())), name.size(),
@@ -31,8 +33,10 @@ std::vector<nghttp2_nv> to_nv(const std::string& status, const FieldVector& fiel
   if (!status.empty()) {
     add(":status", status);
   }
-  for (const auto& [name, value] : fields) {
-    add(name, value);
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (!fields.dropped(i)) {
+      add(fields.name(i), fields.value(i));
+    }
   }
   return nv;
 }
@@ -41,8 +45,34 @@ std::vector<nghttp2_nv> to_nv(const std::string& status, const FieldVector& fiel
 
 // ---- Stream -------------------------------------------------------------------------------
 
-Stream::Stream(Connection& connection, std::int32_t id, std::size_t max_header_bytes)
-    : connection_(connection), id_(id), head_(max_header_bytes) {}
+Stream::Stream(Connection& connection) : connection_(connection) {}
+
+void Stream::start(std::int32_t id, std::size_t max_header_bytes) {
+  id_ = id;
+  head_.clear(max_header_bytes);
+  head_bytes_.clear();
+  chunked_in_ = false;
+  request_ended_ = false;
+  serving_ = false;
+  closed_ = false;
+  // Buffers a large body grew are not kept for the next stream (an idle connection stays small).
+  for (boost::beast::flat_buffer* buffer : {&in_, &out_}) {
+    buffer->consume(buffer->size());
+    if (buffer->capacity() > 4096) {
+      *buffer = boost::beast::flat_buffer();
+    }
+  }
+  unconsumed_ = 0;
+  discarded_ = 0;
+  answered_ = false;
+  write_from_.clear();
+  head_request_ = false;
+  head_pending_ = false;
+  final_status_ = 0;
+  submitted_ = false;
+  deferred_ = false;
+  response_ended_ = false;
+}
 
 Stream::~Stream() = default;
 
@@ -154,9 +184,9 @@ void Stream::request_end() {
 void Stream::request_headers_done(bool end_stream) {
   request_ended_ = end_stream;
   chunked_in_ = !end_stream && !head_.has_content_length();
-  head_bytes_ = head_.build(chunked_in_);
+  head_.build_into(head_bytes_, chunked_in_);
   head_request_ = head_.method() == "HEAD";
-  translator_ = std::make_unique<ResponseTranslator>(*this, head_request_);
+  translator_.reset(head_request_);
   serving_ = true;
   ++connection_.serving_;
   ++connection_.requests_;
@@ -173,7 +203,7 @@ std::size_t Stream::take(std::string_view bytes, error_code& ec) {
   if (n == 0) {
     return 0;
   }
-  if (!translator_->feed(bytes.substr(0, n))) {
+  if (!translator_.feed(bytes.substr(0, n))) {
     ec = boost::beast::http::error::bad_version;  // not an HTTP/1.1 response: nothing to relay
     close(NGHTTP2_INTERNAL_ERROR);
     nghttp2_submit_rst_stream(connection_.session_, NGHTTP2_FLAG_NONE, id_, NGHTTP2_INTERNAL_ERROR);
@@ -234,7 +264,7 @@ void Stream::cancel() {
   }
 }
 
-void Stream::on_head(int status, FieldVector fields, bool final) {
+void Stream::on_head(int status, const FieldBlock& fields, bool final) {
   if (!final) {  // 1xx (100 Continue): a non-final HEADERS frame, now
     const std::string code = std::to_string(status);
     const auto nv = to_nv(code, fields);
@@ -244,7 +274,7 @@ void Stream::on_head(int status, FieldVector fields, bool final) {
     return;
   }
   final_status_ = status;
-  final_head_ = std::make_unique<FieldVector>(std::move(fields));
+  head_pending_ = true;  // submitted by flush_head(), once we know whether a body follows
 }
 
 void Stream::on_body(std::string_view bytes) {
@@ -252,18 +282,18 @@ void Stream::on_body(std::string_view bytes) {
   out_.commit(bytes.size());
 }
 
-void Stream::on_end(FieldVector trailers) {
+void Stream::on_end(const FieldBlock& /*trailers*/) {
   response_ended_ = true;
-  trailers_ = std::move(trailers);
 }
 
 void Stream::flush_head() {
-  if (!final_head_ || closed_) {
+  if (!head_pending_ || closed_) {
     return;
   }
-  const std::string code = std::to_string(final_status_);
-  const auto nv = to_nv(code, *final_head_);
-  const bool bodyless = response_ended_ && out_.size() == 0 && trailers_.empty();
+  std::array<char, 8> code{};
+  const int code_size = std::snprintf(code.data(), code.size(), "%d", final_status_);
+  const auto nv = to_nv({code.data(), static_cast<std::size_t>(code_size)}, translator_.fields());
+  const bool bodyless = response_ended_ && out_.size() == 0 && translator_.trailers().empty();
   nghttp2_data_provider provider{};
   provider.source.ptr = this;
   provider.read_callback = [](nghttp2_session* /*session*/, std::int32_t /*stream_id*/,
@@ -274,7 +304,7 @@ void Stream::flush_head() {
   nghttp2_submit_response(connection_.session_, id_, nv.data(), nv.size(),
                           bodyless ? nullptr : &provider);
   submitted_ = true;
-  final_head_.reset();
+  head_pending_ = false;
   connection_.host_.on_output();
 }
 
@@ -286,9 +316,9 @@ ssize_t Stream::provide(std::uint8_t* buf, std::size_t length, std::uint32_t* fl
   out_.consume(n);
   if (out_.size() == 0 && response_ended_) {
     *flags |= NGHTTP2_DATA_FLAG_EOF;
-    if (!trailers_.empty()) {
+    if (!translator_.trailers().empty()) {
       *flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
-      const auto nv = to_nv({}, trailers_);
+      const auto nv = to_nv({}, translator_.trailers());
       nghttp2_submit_trailer(connection_.session_, id_, nv.data(), nv.size());
     }
   } else if (n == 0) {
@@ -302,7 +332,7 @@ ssize_t Stream::provide(std::uint8_t* buf, std::size_t length, std::uint32_t* fl
 }
 
 void Stream::end_response() {
-  if (!translator_ || translator_->done() || !translator_->finish()) {
+  if (!translator_.started() || translator_.done() || !translator_.finish()) {
     return;
   }
   flush_head();
@@ -317,7 +347,7 @@ void Stream::served() {
   serving_ = false;
   --connection_.serving_;
   end_response();
-  if (!closed_ && (!translator_->done() || final_head_)) {
+  if (!closed_ && (!translator_.done() || head_pending_)) {
     // The response was cut (the upstream failed mid-body, a deadline): the client must not
     // take what it got for the whole answer.
     nghttp2_submit_rst_stream(connection_.session_, NGHTTP2_FLAG_NONE, id_, NGHTTP2_INTERNAL_ERROR);
@@ -330,7 +360,7 @@ void Stream::served() {
   in_ = boost::beast::flat_buffer();
   connection_.host_.on_output();
   if (closed_) {
-    connection_.erase(*this);  // destroys this
+    connection_.erase(*this);  // recycles this
   }
 }
 
@@ -343,7 +373,7 @@ void Stream::close(std::uint32_t /*error_code*/) {
     complete(write_handler_, net::error::connection_reset, 0);
   }
   if (!serving_) {
-    connection_.erase(*this);  // destroys this
+    connection_.erase(*this);  // recycles this
   }
 }
 
@@ -359,8 +389,8 @@ struct Connection::Callbacks {
         c.aborted_ || c.serving_ >= 2 * std::size_t{c.settings_.max_concurrent_streams}) {
       return 0;  // no Stream: its fields are ignored and it is refused once they are in
     }
-    auto stream = std::make_unique<Stream>(c, frame->hd.stream_id, c.settings_.max_header_bytes);
-    c.streams_.emplace(frame->hd.stream_id, std::move(stream));
+    nghttp2_session_set_stream_user_data(c.session_, frame->hd.stream_id,
+                                         &c.open(frame->hd.stream_id));
     return 0;
   }
 
@@ -489,15 +519,40 @@ Connection::Connection(const Settings& settings, ConnectionHost& host, Executor 
 
 Connection::~Connection() {
   nghttp2_session_del(session_);
+  while (!streams_.empty()) {  // (only when the connection ends with streams not yet erased)
+    Stream& stream = streams_.front();
+    stream.unlink();
+    delete &stream;  // NOLINT(cppcoreguidelines-owning-memory): owned through streams_
+  }
 }
 
 Stream* Connection::find(std::int32_t id) const {
-  const auto it = streams_.find(id);
-  return it == streams_.end() ? nullptr : it->second.get();
+  // nghttp2 keeps the pointer while it knows the stream; a stream it has closed gets no more
+  // frames, and whoever still serves it holds the object itself.
+  return static_cast<Stream*>(nghttp2_session_get_stream_user_data(session_, id));
+}
+
+Stream& Connection::open(std::int32_t id) {
+  std::unique_ptr<Stream> stream;
+  if (spare_.empty()) {
+    stream = std::make_unique<Stream>(*this);
+  } else {
+    stream = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  stream->start(id, settings_.max_header_bytes);
+  Stream& s = *stream.release();  // owned through streams_ until erase()
+  streams_.push_back(s);
+  return s;
 }
 
 void Connection::erase(Stream& stream) {
-  streams_.erase(stream.id());
+  stream.unlink();
+  nghttp2_session_set_stream_user_data(session_, stream.id(), nullptr);
+  std::unique_ptr<Stream> owned(&stream);
+  if (spare_.size() < kSpareStreams) {
+    spare_.push_back(std::move(owned));
+  }
 }
 
 bool Connection::spend_reset() {
@@ -569,13 +624,12 @@ void Connection::shut_down() {
 
 void Connection::abort_streams() {
   aborted_ = true;
-  std::vector<std::int32_t> ids;
-  ids.reserve(streams_.size());
-  for (const auto& [id, stream] : streams_) {
-    ids.push_back(id);
+  std::vector<Stream*> open;
+  for (Stream& stream : streams_) {
+    open.push_back(&stream);
   }
-  for (const std::int32_t id : ids) {
-    if (Stream* stream = find(id); stream != nullptr && !stream->closed_) {
+  for (Stream* stream : open) {  // (close() may recycle it)
+    if (!stream->closed_) {
       stream->close(NGHTTP2_CANCEL);
     }
   }

@@ -8,13 +8,14 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/container/small_vector.hpp>
+#include <boost/intrusive/list.hpp>
 #include <boost/system/error_code.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
 
 #include "gateway/core/clock.hpp"
 #include "gateway/http2/request_head.hpp"
@@ -40,6 +41,7 @@ constexpr std::uint32_t kStreamWindow = 256U * 1024U;  ///< request bytes buffer
 constexpr std::uint32_t kConnectionWindow = 1U << 20;  ///< ... and per connection
 constexpr std::size_t kResponseBuffer = 64U * 1024U;   ///< response bytes waiting per stream
 constexpr std::size_t kDiscardLimit = 1U << 20;  ///< request bytes dropped after an early answer
+constexpr std::size_t kSpareStreams = 16;        ///< stream objects a connection keeps for reuse
 
 class Connection;
 
@@ -58,11 +60,13 @@ class ConnectionHost {
 /// One stream: the request as HTTP/1.1 bytes to read, the response as HTTP/1.1 bytes to write.
 /// At most one read and one write pending, as on a socket. Owned by its connection; lives until
 /// both the protocol closed it and its request was served (served()).
-class Stream final : public ResponseListener {
+class Stream final : public ResponseListener,
+                     public boost::intrusive::list_base_hook<
+                         boost::intrusive::link_mode<boost::intrusive::auto_unlink>> {
  public:
   using Handler = boost::asio::any_completion_handler<void(boost::system::error_code, std::size_t)>;
 
-  Stream(Connection& connection, std::int32_t id, std::size_t max_header_bytes);
+  explicit Stream(Connection& connection);
   ~Stream();
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -118,9 +122,12 @@ class Stream final : public ResponseListener {
  private:
   friend class Connection;
 
-  void on_head(int status, FieldVector fields, bool final) override;
+  void on_head(int status, const FieldBlock& fields, bool final) override;
   void on_body(std::string_view bytes) override;
-  void on_end(FieldVector trailers) override;
+  void on_end(const FieldBlock& trailers) override;
+
+  /// Makes this (new or recycled) object stream `id`'s: every state back to the start.
+  void start(std::int32_t id, std::size_t max_header_bytes);
 
   std::size_t take(std::string_view bytes, boost::system::error_code& ec);
   std::size_t take_pending(boost::system::error_code& ec);
@@ -136,8 +143,8 @@ class Stream final : public ResponseListener {
   ssize_t provide(std::uint8_t* buf, std::size_t length, std::uint32_t* flags);
 
   Connection& connection_;
-  std::int32_t id_;
-  RequestHead head_;
+  std::int32_t id_ = 0;
+  RequestHead head_{0};
   std::string head_bytes_;
   bool chunked_in_ = false;
   bool request_ended_ = false;  ///< the client's END_STREAM arrived
@@ -151,14 +158,13 @@ class Stream final : public ResponseListener {
   boost::asio::mutable_buffer read_into_;
   Handler write_handler_;
   boost::container::small_vector<boost::asio::const_buffer, 4> write_from_;
-  std::unique_ptr<ResponseTranslator> translator_;  ///< made with the head (HEAD or not)
+  ResponseTranslator translator_{*this};
   bool head_request_ = false;
-  std::unique_ptr<FieldVector> final_head_;  ///< parsed, not submitted yet
+  bool head_pending_ = false;  ///< the final head is parsed (translator_.fields()), not submitted
   int final_status_ = 0;
   bool submitted_ = false;
   bool deferred_ = false;  ///< the data source waits for bytes
   bool response_ended_ = false;
-  FieldVector trailers_;
   boost::beast::flat_buffer out_;  ///< response body bytes not framed yet
 };
 
@@ -196,6 +202,9 @@ class Connection {
   struct Callbacks;
 
   Stream* find(std::int32_t id) const;
+  /// A stream object for `id`: a recycled one when there is one.
+  Stream& open(std::int32_t id);
+  /// The stream is over: its object is kept for the next (up to kSpareStreams) or freed.
   void erase(Stream& stream);
   bool spend_reset();
 
@@ -204,7 +213,8 @@ class Connection {
   Executor executor_;
   const core::Clock& clock_;
   nghttp2_session* session_ = nullptr;
-  std::unordered_map<std::int32_t, std::unique_ptr<Stream>> streams_;
+  boost::intrusive::list<Stream, boost::intrusive::constant_time_size<false>> streams_;
+  std::vector<std::unique_ptr<Stream>> spare_;  ///< recycled stream objects
   std::size_t serving_ = 0;
   std::uint64_t requests_ = 0;
   bool aborted_ = false;

@@ -41,10 +41,29 @@ void RequestHead::add(std::string_view name, std::string_view value) {
   fields_.append(name).append(": ").append(value).append("\r\n");
 }
 
+void RequestHead::clear(std::size_t max_bytes) noexcept {
+  max_bytes_ = max_bytes;
+  bytes_ = 0;
+  oversized_ = false;
+  content_length_ = false;
+  method_.clear();
+  path_.clear();
+  authority_.clear();
+  host_.clear();
+  cookie_.clear();
+  fields_.clear();
+}
+
 std::string RequestHead::build(bool chunked) const {
+  std::string head;
+  build_into(head, chunked);
+  return head;
+}
+
+void RequestHead::build_into(std::string& head, bool chunked) const {
   const std::string& host = authority_.empty() ? host_ : authority_;
   const bool connect = method_ == "CONNECT";
-  std::string head;
+  head.clear();
   head.reserve(method_.size() + path_.size() + host.size() + cookie_.size() + fields_.size() + 80);
   head.append(method_).append(" ").append(connect ? host : path_).append(" HTTP/1.1\r\n");
   if (!host.empty()) {
@@ -58,7 +77,6 @@ std::string RequestHead::build(bool chunked) const {
     head.append("transfer-encoding: chunked\r\n");
   }
   head.append("\r\n");
-  return head;
 }
 
 }  // namespace sluice::http2

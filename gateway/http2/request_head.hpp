@@ -24,6 +24,9 @@ class RequestHead {
  public:
   explicit RequestHead(std::size_t max_bytes) : max_bytes_(max_bytes) {}
 
+  /// Forgets the fields (keeping the buffers) for the next request, bounded by `max_bytes`.
+  void clear(std::size_t max_bytes) noexcept;
+
   /// One decoded field, pseudo-fields included.
   void add(std::string_view name, std::string_view value);
 
@@ -33,6 +36,8 @@ class RequestHead {
 
   /// The HTTP/1.1 head, ending with its empty line. `chunked`: a body without a length follows.
   [[nodiscard]] std::string build(bool chunked) const;
+  /// The same, into `head` (replacing what it held, reusing its buffer).
+  void build_into(std::string& head, bool chunked) const;
 
  private:
   std::size_t max_bytes_;

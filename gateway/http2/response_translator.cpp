@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/http2/response_translator.hpp"
 
-#include <algorithm>
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/core/string.hpp>
-#include <boost/beast/http/basic_parser.hpp>
 #include <boost/beast/http/error.hpp>
-#include <cctype>
 
 namespace sluice::http2 {
 namespace {
@@ -16,11 +13,8 @@ namespace http = beast::http;
 
 constexpr std::uint32_t kHeaderLimit = 1U << 20;  // the data path already bounded the head
 
-std::string lowercase(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
+char lower(char c) noexcept {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
 }
 
 /// Whether `name` (lowercase) is listed in a Connection value.
@@ -43,90 +37,137 @@ bool named_in(std::string_view connection, std::string_view name) {
   return false;
 }
 
-/// Drops the fields HTTP/2 forbids (RFC 9113 §8.2.2) and those the Connection field names.
-void drop_connection_specific(FieldVector& fields) {
-  std::string connection;
-  for (const auto& [name, value] : fields) {
-    if (name == "connection") {
-      connection.append(value).append(",");
-    }
-  }
-  std::erase_if(fields, [&](const auto& field) {
-    const std::string& name = field.first;
-    return name == "connection" || name == "keep-alive" || name == "proxy-connection" ||
-           name == "transfer-encoding" || name == "upgrade" || name == "te" ||
-           named_in(connection, name);
-  });
-}
-
 }  // namespace
 
-/// Beast's parser, reporting to the listener as it goes.
-class ResponseTranslator::Parser final : public http::basic_parser<false> {
- public:
-  Parser(ResponseListener& listener, bool head_request) : listener_(listener) {
-    header_limit(kHeaderLimit);
-    body_limit(boost::none);
-    eager(true);
-    skip(head_request);
-  }
-  [[nodiscard]] bool informational() const noexcept { return status_ >= 100 && status_ < 200; }
+// ---- FieldBlock -------------------------------------------------------------------------------
 
- private:
-  void on_request_impl(http::verb /*method*/, beast::string_view /*method_str*/,
-                       beast::string_view /*target*/, int /*version*/,
-                       beast::error_code& /*ec*/) override {}
-  void on_response_impl(int code, beast::string_view /*reason*/, int /*version*/,
-                        beast::error_code& /*ec*/) override {
-    status_ = code;
+void FieldBlock::add(std::string_view name, std::string_view value) {
+  const auto at = static_cast<std::uint32_t>(bytes_.size());
+  bytes_.reserve(bytes_.size() + name.size() + value.size());
+  for (const char c : name) {
+    bytes_.push_back(lower(c));
   }
-  void on_field_impl(http::field /*name*/, beast::string_view name_string, beast::string_view value,
-                     beast::error_code& /*ec*/) override {
-    FieldVector& into = is_header_done() ? trailers_ : fields_;
-    into.emplace_back(lowercase({name_string.data(), name_string.size()}),
-                      std::string(value.data(), value.size()));
-  }
-  void on_header_impl(beast::error_code& /*ec*/) override {
-    drop_connection_specific(fields_);
-    listener_.on_head(status_, std::move(fields_), !informational());
-  }
-  void on_body_init_impl(const boost::optional<std::uint64_t>& /*content_length*/,
-                         beast::error_code& /*ec*/) override {}
-  std::size_t on_body_impl(beast::string_view body, beast::error_code& /*ec*/) override {
-    listener_.on_body({body.data(), body.size()});
-    return body.size();
-  }
-  void on_chunk_header_impl(std::uint64_t /*size*/, beast::string_view /*extensions*/,
-                            beast::error_code& /*ec*/) override {}
-  std::size_t on_chunk_body_impl(std::uint64_t /*remain*/, beast::string_view body,
-                                 beast::error_code& /*ec*/) override {
-    listener_.on_body({body.data(), body.size()});
-    return body.size();
-  }
-  void on_finish_impl(beast::error_code& /*ec*/) override {
-    if (!informational()) {
-      drop_connection_specific(trailers_);
-      listener_.on_end(std::move(trailers_));
+  bytes_.append(value);
+  spans_.push_back({at, static_cast<std::uint32_t>(name.size()),
+                    static_cast<std::uint32_t>(value.size()), false});
+}
+
+void FieldBlock::drop_connection_specific() {
+  for (std::size_t i = 0; i < size(); ++i) {
+    if (name(i) != "connection") {
+      continue;
+    }
+    spans_[i].dropped = true;
+    const std::string_view listed = value(i);
+    for (std::size_t j = 0; j < size(); ++j) {
+      if (named_in(listed, name(j))) {
+        spans_[j].dropped = true;
+      }
     }
   }
+  for (std::size_t i = 0; i < size(); ++i) {
+    const std::string_view n = name(i);
+    if (n == "keep-alive" || n == "proxy-connection" || n == "transfer-encoding" ||
+        n == "upgrade" || n == "te") {
+      spans_[i].dropped = true;
+    }
+  }
+}
 
-  ResponseListener& listener_;
-  int status_ = 0;
-  FieldVector fields_;
-  FieldVector trailers_;
-};
+bool FieldBlock::empty() const noexcept {
+  for (const Span& s : spans_) {
+    if (!s.dropped) {
+      return false;
+    }
+  }
+  return true;
+}
 
-ResponseTranslator::ResponseTranslator(ResponseListener& listener, bool head_request)
-    : listener_(listener),
-      head_request_(head_request),
-      current_(std::make_unique<Parser>(listener, head_request)) {}
+FieldVector FieldBlock::to_vector() const {
+  FieldVector out;
+  for (std::size_t i = 0; i < size(); ++i) {
+    if (!dropped(i)) {
+      out.emplace_back(std::string(name(i)), std::string(value(i)));
+    }
+  }
+  return out;
+}
 
-ResponseTranslator::~ResponseTranslator() = default;
+// ---- Parser -----------------------------------------------------------------------------------
+
+ResponseTranslator::Parser::Parser(ResponseTranslator& owner, bool head_request) : owner_(owner) {
+  header_limit(kHeaderLimit);
+  body_limit(boost::none);
+  eager(true);
+  skip(head_request);
+}
+
+void ResponseTranslator::Parser::on_request_impl(http::verb /*method*/,
+                                                 beast::string_view /*method_str*/,
+                                                 beast::string_view /*target*/, int /*version*/,
+                                                 beast::error_code& /*ec*/) {}
+
+void ResponseTranslator::Parser::on_response_impl(int code, beast::string_view /*reason*/,
+                                                  int /*version*/, beast::error_code& /*ec*/) {
+  status_ = code;
+  owner_.fields_.clear();  // (after a 1xx: the final head's own fields)
+}
+
+void ResponseTranslator::Parser::on_field_impl(http::field /*name*/, beast::string_view name_string,
+                                               beast::string_view value,
+                                               beast::error_code& /*ec*/) {
+  FieldBlock& into = is_header_done() ? owner_.trailers_ : owner_.fields_;
+  into.add({name_string.data(), name_string.size()}, {value.data(), value.size()});
+}
+
+void ResponseTranslator::Parser::on_header_impl(beast::error_code& /*ec*/) {
+  owner_.fields_.drop_connection_specific();
+  owner_.listener_.on_head(status_, owner_.fields_, !informational());
+}
+
+void ResponseTranslator::Parser::on_body_init_impl(
+    const boost::optional<std::uint64_t>& /*content_length*/, beast::error_code& /*ec*/) {}
+
+std::size_t ResponseTranslator::Parser::on_body_impl(beast::string_view body,
+                                                     beast::error_code& /*ec*/) {
+  owner_.listener_.on_body({body.data(), body.size()});
+  return body.size();
+}
+
+void ResponseTranslator::Parser::on_chunk_header_impl(std::uint64_t /*size*/,
+                                                      beast::string_view /*extensions*/,
+                                                      beast::error_code& /*ec*/) {}
+
+std::size_t ResponseTranslator::Parser::on_chunk_body_impl(std::uint64_t /*remain*/,
+                                                           beast::string_view body,
+                                                           beast::error_code& /*ec*/) {
+  owner_.listener_.on_body({body.data(), body.size()});
+  return body.size();
+}
+
+void ResponseTranslator::Parser::on_finish_impl(beast::error_code& /*ec*/) {
+  if (!informational()) {
+    owner_.trailers_.drop_connection_specific();
+    owner_.listener_.on_end(owner_.trailers_);
+  }
+}
+
+// ---- ResponseTranslator -----------------------------------------------------------------------
+
+void ResponseTranslator::reset(bool head_request) {
+  head_request_ = head_request;
+  done_ = false;
+  failed_ = false;
+  pending_.clear();
+  fields_.clear();
+  trailers_.clear();
+  parser_.emplace(*this, head_request);
+}
 
 bool ResponseTranslator::parse(std::string_view& data) {
   while (!data.empty() && !done_) {
     beast::error_code ec;
-    const std::size_t used = current_->put(boost::asio::const_buffer(data.data(), data.size()), ec);
+    const std::size_t used = parser_->put(boost::asio::const_buffer(data.data(), data.size()), ec);
     data.remove_prefix(used);
     if (ec == http::error::need_more) {
       break;
@@ -135,9 +176,9 @@ bool ResponseTranslator::parse(std::string_view& data) {
       failed_ = true;
       return false;
     }
-    if (current_->is_done()) {
-      if (current_->informational()) {
-        current_ = std::make_unique<Parser>(listener_, head_request_);
+    if (parser_->is_done()) {
+      if (parser_->informational()) {
+        parser_.emplace(*this, head_request_);
       } else {
         done_ = true;
       }
@@ -149,8 +190,8 @@ bool ResponseTranslator::parse(std::string_view& data) {
 }
 
 bool ResponseTranslator::feed(std::string_view bytes) {
-  if (failed_ || done_) {
-    return !failed_;  // bytes past the end of the response: nobody asked for them
+  if (failed_ || done_ || !parser_) {
+    return !failed_ && parser_.has_value();  // past the end: nobody asked for more bytes
   }
   if (pending_.empty()) {
     std::string_view data = bytes;
@@ -173,9 +214,9 @@ bool ResponseTranslator::feed(std::string_view bytes) {
 }
 
 bool ResponseTranslator::finish() {
-  if (!done_ && !failed_ && current_->is_header_done() && current_->need_eof()) {
+  if (parser_ && !done_ && !failed_ && parser_->is_header_done() && parser_->need_eof()) {
     beast::error_code ec;
-    current_->put_eof(ec);
+    parser_->put_eof(ec);
     done_ = !ec;
   }
   return done_;

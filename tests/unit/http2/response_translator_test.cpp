@@ -21,13 +21,13 @@ struct Recorder final : ResponseListener {
   bool ended = false;
   FieldVector trailers;
 
-  void on_head(int status, FieldVector fields, bool final) override {
-    heads.push_back({status, std::move(fields), final});
+  void on_head(int status, const FieldBlock& fields, bool final) override {
+    heads.push_back({status, fields.to_vector(), final});
   }
   void on_body(std::string_view bytes) override { body.append(bytes); }
-  void on_end(FieldVector t) override {
+  void on_end(const FieldBlock& t) override {
     ended = true;
-    trailers = std::move(t);
+    trailers = t.to_vector();
   }
 };
 
@@ -43,7 +43,8 @@ bool feed_bytewise(ResponseTranslator& t, std::string_view bytes) {
 
 TEST(ResponseTranslatorTest, ConnectionSpecificFieldsGoAndNamesAreLowercase) {
   Recorder r;
-  ResponseTranslator t(r, false);
+  ResponseTranslator t(r);
+  t.reset(false);
   ASSERT_TRUE(
       t.feed("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close, X-Hop\r\n"
              "Keep-Alive: timeout=5\r\nX-Hop: 1\r\nUpgrade: h2c\r\nContent-Length: 5\r\n"
@@ -60,7 +61,8 @@ TEST(ResponseTranslatorTest, ConnectionSpecificFieldsGoAndNamesAreLowercase) {
 
 TEST(ResponseTranslatorTest, ChunkedFramingIsRemovedAndTrailersKept) {
   Recorder r;
-  ResponseTranslator t(r, false);
+  ResponseTranslator t(r);
+  t.reset(false);
   ASSERT_TRUE(feed_bytewise(t,
                             "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
                             "Trailer: grpc-status\r\n\r\n"
@@ -76,7 +78,8 @@ TEST(ResponseTranslatorTest, ChunkedFramingIsRemovedAndTrailersKept) {
 
 TEST(ResponseTranslatorTest, InformationalHeadsComeBeforeTheFinalOne) {
   Recorder r;
-  ResponseTranslator t(r, false);
+  ResponseTranslator t(r);
+  t.reset(false);
   ASSERT_TRUE(
       t.feed("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n"));
   ASSERT_EQ(r.heads.size(), 2U);
@@ -89,7 +92,8 @@ TEST(ResponseTranslatorTest, InformationalHeadsComeBeforeTheFinalOne) {
 
 TEST(ResponseTranslatorTest, AHeadResponseHasNoBodyWhateverItsLength) {
   Recorder r;
-  ResponseTranslator t(r, true);
+  ResponseTranslator t(r);
+  t.reset(true);
   ASSERT_TRUE(t.feed("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"));
   EXPECT_TRUE(r.ended);
   EXPECT_EQ(r.body, "");
@@ -99,7 +103,8 @@ TEST(ResponseTranslatorTest, AHeadResponseHasNoBodyWhateverItsLength) {
 
 TEST(ResponseTranslatorTest, ABodyDelimitedByTheCloseEndsAtFinish) {
   Recorder r;
-  ResponseTranslator t(r, false);
+  ResponseTranslator t(r);
+  t.reset(false);
   ASSERT_TRUE(t.feed("HTTP/1.1 200 OK\r\n\r\nsome"));
   ASSERT_TRUE(t.feed(" bytes"));
   EXPECT_FALSE(r.ended);
@@ -110,7 +115,8 @@ TEST(ResponseTranslatorTest, ABodyDelimitedByTheCloseEndsAtFinish) {
 
 TEST(ResponseTranslatorTest, ACutResponseIsNotComplete) {
   Recorder r;
-  ResponseTranslator t(r, false);
+  ResponseTranslator t(r);
+  t.reset(false);
   ASSERT_TRUE(t.feed("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"));
   EXPECT_FALSE(t.finish());
   EXPECT_FALSE(r.ended);
@@ -118,10 +124,26 @@ TEST(ResponseTranslatorTest, ACutResponseIsNotComplete) {
 
 TEST(ResponseTranslatorTest, GarbageFails) {
   Recorder r;
-  ResponseTranslator t(r, false);
+  ResponseTranslator t(r);
+  t.reset(false);
   EXPECT_FALSE(t.feed("SSH-2.0-OpenSSH\r\n\r\n"));
   EXPECT_TRUE(t.failed());
   EXPECT_TRUE(r.heads.empty());
+}
+
+TEST(ResponseTranslatorTest, OneTranslatorServesResponseAfterResponse) {
+  Recorder r;
+  ResponseTranslator t(r);
+  t.reset(false);
+  ASSERT_TRUE(t.feed("HTTP/1.1 200 OK\r\nX-First: 1\r\nContent-Length: 1\r\n\r\na"));
+  EXPECT_TRUE(t.done());
+  t.reset(false);
+  EXPECT_FALSE(t.done());
+  ASSERT_TRUE(t.feed("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"));
+  ASSERT_EQ(r.heads.size(), 2U);
+  const FieldVector second{{"content-length", "0"}};
+  EXPECT_EQ(r.heads[1].fields, second);
+  EXPECT_EQ(t.fields().to_vector(), second);
 }
 
 }  // namespace
