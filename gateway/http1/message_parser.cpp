@@ -5,6 +5,8 @@
 #include <boost/beast/http/error.hpp>
 #include <cstring>
 
+#include "gateway/http1/head_rewrite.hpp"
+
 namespace sluice::http1 {
 
 namespace beast = boost::beast;
@@ -37,9 +39,48 @@ std::size_t find_head_end(std::string_view data, std::size_t& scanned) noexcept 
   return 0;
 }
 
+namespace {
+
+/// Whether a response trailer field may go on (RFC 9110 §6.5.1: no framing, routing,
+/// authentication-of-the-message or connection fields).
+bool forwardable_trailer(const FieldRef& f) noexcept {
+  switch (f.id) {
+    case http::field::content_length:
+    case http::field::transfer_encoding:
+    case http::field::content_encoding:
+    case http::field::content_type:
+    case http::field::content_range:
+    case http::field::host:
+    case http::field::set_cookie:
+    case http::field::cache_control:
+    case http::field::expect:
+    case http::field::max_forwards:
+    case http::field::pragma:
+    case http::field::range:
+    case http::field::te:
+    case http::field::authorization:
+    case http::field::www_authenticate:
+    case http::field::proxy_authenticate:
+    case http::field::age:
+    case http::field::expires:
+    case http::field::date:
+    case http::field::location:
+    case http::field::retry_after:
+    case http::field::vary:
+    case http::field::warning:
+      return false;
+    default:
+      return !hop_by_hop_by_name(f);
+  }
+}
+
+}  // namespace
+
 template <bool IsRequest>
 std::size_t MessageParser<IsRequest>::put(std::string_view data, error_code& ec) {
   piece_ = {};
+  data_begin_ = data.data();
+  data_end_ = data.data() + data.size();
   const bool in_header = !this->is_header_done();
   if (in_header) {
     put_begin_ = data.data();
@@ -93,8 +134,18 @@ void MessageParser<IsRequest>::on_field_impl(http::field name,
                                              boost::beast::string_view name_string,
                                              boost::beast::string_view value, error_code& ec) {
   ec = {};
-  if (this->is_header_done()) {
-    return;  // a trailer field of a chunked body: dropped
+  if (this->is_header_done()) {  // a trailer field of a chunked body
+    if constexpr (!IsRequest) {
+      FieldRef f;
+      f.id = name;
+      f.name = name_string;
+      f.value = value;
+      const bool in_data = value.data() >= data_begin_ && value.data() + value.size() <= data_end_;
+      if (in_data && forwardable_trailer(f)) {
+        trailers_.push_back(f);
+      }
+    }
+    return;  // (a request's: dropped)
   }
   FieldRef f;
   f.id = name;

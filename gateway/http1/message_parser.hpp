@@ -22,7 +22,8 @@ namespace sluice::http1 {
 /// is then complete in `head()`. For the body, call put() again on what follows: each call
 /// yields at most one piece (a body slice or a chunk's data) in `piece()`, a view into the
 /// buffer that stays valid until the caller consumes or refills it. Trailer fields of a chunked
-/// body are parsed and dropped. A folded field value (obs-fold) in a request is an error
+/// body are parsed; a response's forwardable ones are kept as views (trailers()), a request's
+/// dropped. A folded field value (obs-fold) in a request is an error
 /// (RFC 9112 §5.2 lets a server reject it); in a response it is unfolded into the parser's own
 /// storage. Framing is judged as RFC 9112 §6 asks (docs/http-conformance.md, "Framing"): a
 /// Content-Length list of equal values is one length, unequal values are an error, and
@@ -45,6 +46,10 @@ class MessageParser final : public boost::beast::http::basic_parser<IsRequest> {
 
   /// The body bytes the last put() produced (empty when it parsed framing only).
   [[nodiscard]] std::string_view piece() const noexcept { return piece_; }
+  /// A response's chunked trailer fields that may be forwarded (not framing, routing or
+  /// hop-by-hop fields, not folded), as views into the data of the put() that ended the
+  /// message: valid as long as that data is. Empty for requests (their trailers are dropped).
+  [[nodiscard]] const FieldList& trailers() const noexcept { return trailers_; }
 
   /// Parses from `data`, which must start where the previous call stopped. Returns the bytes
   /// consumed. For the head, `data` must hold all of it (need_more otherwise: nothing recorded).
@@ -76,6 +81,9 @@ class MessageParser final : public boost::beast::http::basic_parser<IsRequest> {
 
   Head head_;
   std::string_view piece_;
+  FieldList trailers_;
+  const char* data_begin_ = nullptr;  ///< the data of the current put()
+  const char* data_end_ = nullptr;
   const char* put_begin_ = nullptr;
   const char* put_end_ = nullptr;
   std::string folded_;  ///< unfolded response field values (rare: obs-fold)

@@ -61,8 +61,9 @@ inline void add_piece(http1::GatherList& out, std::string_view piece, bool chunk
 }
 
 /// Parses the body bytes already in `buffer` from `parsed` on into `out` (as chunks when
-/// `chunked`), up to kMaxPiecesPerWrite pieces; adds the last-chunk when the message ends during
-/// this call. Returns the new `parsed`; `ec` is a parse error. Views point into `buffer`.
+/// `chunked`), up to kMaxPiecesPerWrite pieces; adds the last-chunk (with a response's trailer
+/// fields) when the message ends during this call. Returns the new `parsed`; `ec` is a parse error.
+/// Views point into `buffer`.
 template <bool IsRequest>
 std::size_t gather_body(http1::MessageParser<IsRequest>& parser, const beast::flat_buffer& buffer,
                         std::size_t parsed, http1::GatherList& out, bool chunked,
@@ -90,7 +91,18 @@ std::size_t gather_body(http1::MessageParser<IsRequest>& parser, const beast::fl
     }
   }
   if (!was_done && parser.is_done() && chunked) {
-    out.add_copy("0\r\n\r\n");
+    // The last chunk, with a response's forwardable trailer fields (views into `buffer`, like
+    // the pieces): gRPC's status and the like reach the client, HTTP/2 ones as trailers.
+    out.add_copy("0\r\n");
+    const http1::FieldList& trailers = parser.trailers();
+    for (std::size_t i = 0; i < trailers.size(); ++i) {
+      const http1::FieldRef& f = trailers[i];
+      out.add(f.name);
+      out.add_copy(": ");
+      out.add(f.value);
+      out.add_copy("\r\n");
+    }
+    out.add_copy("\r\n");
   }
   return parsed;
 }

@@ -26,6 +26,7 @@
 #include "tests/integration/proxy/proxy_fixture.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/metrics_text.hpp"
+#include "tests/support/recording_upstream.hpp"
 #include "tests/support/rss.hpp"
 #include "tests/support/sanitized.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -246,6 +247,33 @@ TEST_F(Http2Test, CurlSpeaksH2ByAlpnAndH2cByPriorKnowledgeAndEachStreamIsLoggedA
   r = curl_h2c(gateway.listener_port("h2c"), "/echo",
                {"-H", "Transfer-Encoding: chunked", "--data-binary", "no length"});
   EXPECT_EQ(r.out, "no length\n200 2");
+}
+
+TEST_F(Http2Test, TheUpstreamGetsAnHttp11HeadAndItsChunkedTrailersComeBackAsHttp2Trailers) {
+  RecordingUpstream upstream;
+  upstream.reply_with(
+      {"HTTP/1.1 200 OK\r\nContent-Type: application/grpc\r\n"
+       "Transfer-Encoding: chunked\r\nTrailer: grpc-status\r\n\r\n"
+       "5\r\nhello\r\n0\r\ngrpc-status: 0\r\ngrpc-message: fine\r\n\r\n",
+       false});
+  config["backends"]["demo"]["endpoints"] = json::array({upstream.endpoint()});
+  SluiceProcess gateway(config);
+  const ProcessResult r = run_process(
+      {"/usr/bin/nghttp", "-nv", "-H", "cookie: a=1", "-H", "cookie: b=2", "-H", "te: trailers",
+       "http://127.0.0.1:" + std::to_string(gateway.listener_port("h2c")) + "/svc/Call?x=1"},
+      30s);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("recv (stream_id=13) :status: 200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("recv (stream_id=13) grpc-status: 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("recv (stream_id=13) grpc-message: fine"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("transfer-encoding"), std::string::npos) << r.out;
+  ASSERT_TRUE(upstream.wait_for_requests(1));
+  const std::string head = upstream.requests().at(0);
+  EXPECT_TRUE(head.starts_with("GET /svc/Call?x=1 HTTP/1.1\r\n")) << head;
+  EXPECT_NE(head.find("\r\ncookie: a=1; b=2\r\n"), std::string::npos) << head;
+  EXPECT_EQ(head.find("\r\nte:"), std::string::npos) << head;
+  EXPECT_NE(head.find("\r\nhost: 127.0.0.1:"), std::string::npos) << head;
+  EXPECT_NE(head.find("\r\nX-Forwarded-Proto: http\r\n"), std::string::npos) << head;
 }
 
 TEST_F(Http2Test, ManyParallelStreamsOnOneConnectionAreEachARequest) {

@@ -166,6 +166,29 @@ TEST(MessageParserTest, ChunkedBodiesComeOutAsPiecesAndTrailersAreDropped) {
   EXPECT_EQ(body, "abcde");
   EXPECT_EQ(at, text.size());
   EXPECT_EQ(parser.head().fields.size(), 2U);  // the trailer did not join the head
+  EXPECT_EQ(parser.trailers().size(), 0U);     // a request's trailers are dropped
+}
+
+TEST(MessageParserTest, AResponseKeepsItsForwardableTrailersAsViews) {
+  const std::string text =
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "3\r\nabc\r\n0\r\ngrpc-status: 0\r\nSet-Cookie: s=1\r\nKeep-Alive: x\r\n"
+      "grpc-message: ok\r\n\r\n";
+  ResponseParser parser;
+  error_code ec;
+  std::size_t at = parse_head(parser, text, ec);
+  ASSERT_FALSE(ec);
+  while (!parser.is_done()) {
+    const std::size_t n = parser.put(std::string_view(text).substr(at), ec);
+    ASSERT_FALSE(ec) << ec.message();
+    at += n;
+  }
+  ASSERT_EQ(parser.trailers().size(), 2U);  // not Set-Cookie, not Keep-Alive
+  EXPECT_EQ(parser.trailers()[0].name, "grpc-status");
+  EXPECT_EQ(parser.trailers()[0].value, "0");
+  EXPECT_EQ(parser.trailers()[1].name, "grpc-message");
+  EXPECT_EQ(parser.trailers()[1].value, "ok");
+  EXPECT_EQ(parser.head().fields.size(), 1U);
 }
 
 TEST(MessageParserTest, RefusesFoldedFieldsInARequestAndUnfoldsThemInAResponse) {

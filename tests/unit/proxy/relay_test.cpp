@@ -96,12 +96,21 @@ TEST_F(RelayTest, ALengthDelimitedBodyGoesAsItIsWithTheHeadInTheFirstWrite) {
   EXPECT_EQ(buffer_.size(), 0U);  // everything relayed was consumed
 }
 
-TEST_F(RelayTest, AChunkedBodyIsReChunkedPieceByPieceWithoutTrailers) {
+TEST_F(RelayTest, AChunkedBodyIsReChunkedPieceByPieceWithoutItsHopByHopTrailer) {
   const RelayResult r = relay("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n",
                               "2;ext=1\r\nde\r\n0\r\nTrailer: x\r\n\r\n", true);
   EXPECT_TRUE(r.complete);
   EXPECT_EQ(r.body_bytes, 5U);
   EXPECT_EQ(written(), "HEAD|3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n");
+}
+
+TEST_F(RelayTest, AChunkedResponseKeepsItsForwardableTrailers) {
+  const RelayResult r = relay("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n",
+                              "0\r\ngrpc-status: 0\r\nSet-Cookie: s=1\r\nTE: trailers\r\n"
+                              "X-Checksum: 42\r\n\r\n",
+                              true);
+  EXPECT_TRUE(r.complete);
+  EXPECT_EQ(written(), "HEAD|3\r\nabc\r\n0\r\ngrpc-status: 0\r\nX-Checksum: 42\r\n\r\n");
 }
 
 TEST_F(RelayTest, AChunkedBodyCanBeUnchunked) {
