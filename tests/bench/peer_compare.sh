@@ -641,8 +641,8 @@ measure() {
   be1=$(cpu_ticks "$BACKEND_PID")
   read -r rps p50 p99 requests non2xx sock < <(wrk_parse "$out")
   if ((requests > 0)); then
-    cpu_req=$(awk -v t="$((cpu1 - cpu0))" -v hz="$CLK_TCK" -v n="$requests" 'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
-    be_req=$(awk -v t="$((be1 - be0))" -v hz="$CLK_TCK" -v n="$requests" 'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
+    cpu_req=$(per_unit_us "$((cpu1 - cpu0))" "$requests")
+    be_req=$(per_unit_us "$((be1 - be0))" "$requests")
   else
     cpu_req=nan be_req=nan
   fi
@@ -654,6 +654,18 @@ measure() {
     warn "$target ($variant, round $round): wrk reported errors:"
     grep -E 'Non-2xx|Socket errors' "$out" | sed 's/^ */    | /' >&2
   fi
+  mark_if_dead "$pid" "$target" "$variant" "$round"
+}
+
+# per_unit_us TICKS N: CPU ticks spent on N units of work, as microseconds per unit.
+per_unit_us() {
+  awk -v t="$1" -v hz="$CLK_TCK" -v n="$2" 'BEGIN { printf "%.2f", t * 1e6 / hz / n }'
+}
+
+# mark_if_dead PID TARGET VARIANT ROUND: a target that died mid-run is logged, its log shown, and
+# its remaining rounds skipped.
+mark_if_dead() {
+  local pid=$1 target=$2 variant=$3 round=$4
   if ! is_alive "$pid"; then
     warn "$target died during the run; its remaining rounds are skipped. Its log:"
     show_log "$target"
@@ -1113,8 +1125,8 @@ ws_measure() {
   errors=$(json_field "$out" errors)
   mib=$(json_field "$out" mib_per_sec)
   if [[ -n $total ]] && ((total > 0)); then
-    cpu_msg=$(awk -v t="$((cpu1 - cpu0))" -v hz="$CLK_TCK" -v n="$total" 'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
-    be_msg=$(awk -v t="$((be1 - be0))" -v hz="$CLK_TCK" -v n="$total" 'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
+    cpu_msg=$(per_unit_us "$((cpu1 - cpu0))" "$total")
+    be_msg=$(per_unit_us "$((be1 - be0))" "$total")
   fi
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$variant" "$target" "$round" \
     "${rate:-nan}" "${p50:-nan}" "${p99:-nan}" "${messages:-0}" "$cpu_msg" "$be_msg" 0 \
@@ -1125,12 +1137,7 @@ ws_measure() {
     warn "$target ($variant, round $round): sluice_ws_load reported errors:"
     grep -v '^{' "$out" | head -n 10 | sed 's/^/    | /' >&2
   fi
-  if ! is_alive "$pid"; then
-    warn "$target died during the run; its remaining rounds are skipped. Its log:"
-    show_log "$target"
-    TARGET_DEAD[$target]=1
-    meta "$variant.died.$target" "in round $round (log: $LOGDIR/$target.log)"
-  fi
+  mark_if_dead "$pid" "$target" "$variant" "$round"
 }
 
 # ws_idle_run NAME LABEL: holds WS_IDLE idle tunnels through target NAME (sluice_ws_load --idle:
@@ -1320,8 +1327,8 @@ h2_measure() {
   protocol=$(h2_protocol "$out")
   [[ $protocol == h2 ]] || errors="protocol $protocol; $errors"
   if ((requests > 0)); then
-    cpu_req=$(awk -v t="$((cpu1 - cpu0))" -v hz="$CLK_TCK" -v n="$requests" 'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
-    be_req=$(awk -v t="$((be1 - be0))" -v hz="$CLK_TCK" -v n="$requests" 'BEGIN { printf "%.2f", t * 1e6 / hz / n }')
+    cpu_req=$(per_unit_us "$((cpu1 - cpu0))" "$requests")
+    be_req=$(per_unit_us "$((be1 - be0))" "$requests")
   fi
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$variant" "$target" "$round" "$rps" \
     "$p50" "$p99" "$requests" "$cpu_req" "$be_req" "$non2xx" "$errors" >>"$OUT_DIR/raw.tsv"
@@ -1331,12 +1338,7 @@ h2_measure() {
     warn "$target ($variant, round $round): h2load reported errors ($errors; 4xx+5xx: $non2xx):"
     grep -E '^(requests|status codes|Application protocol):' "$out" | sed 's/^/    | /' >&2
   fi
-  if ! is_alive "$pid"; then
-    warn "$target died during the run; its remaining rounds are skipped. Its log:"
-    show_log "$target"
-    TARGET_DEAD[$target]=1
-    meta "$variant.died.$target" "in round $round (log: $LOGDIR/$target.log)"
-  fi
+  mark_if_dead "$pid" "$target" "$variant" "$round"
 }
 
 # h2_phase: the tls section's certificate; both proxies pinned (proxy on cpu 0, h2load and the

@@ -25,6 +25,7 @@
 
 #include "tests/integration/proxy/proxy_fixture.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/h2_frame.hpp"
 #include "tests/support/metrics_text.hpp"
 #include "tests/support/recording_upstream.hpp"
 #include "tests/support/rss.hpp"
@@ -52,17 +53,7 @@ constexpr std::uint8_t kEndHeaders = 0x4;
 
 std::string frame(std::uint8_t type, std::uint8_t flags, std::uint32_t stream,
                   std::string_view payload) {
-  std::string f;
-  for (const unsigned shift : {16U, 8U, 0U}) {
-    f.push_back(static_cast<char>((payload.size() >> shift) & 0xFFU));
-  }
-  f.push_back(static_cast<char>(type));
-  f.push_back(static_cast<char>(flags));
-  for (const unsigned shift : {24U, 16U, 8U, 0U}) {
-    f.push_back(static_cast<char>((stream >> shift) & 0xFFU));
-  }
-  f.append(payload);
-  return f;
+  return h2_frame(type, flags, stream, payload);
 }
 
 /// A GET's header block in HPACK without the dynamic table or Huffman: :method GET, :scheme

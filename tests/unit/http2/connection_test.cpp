@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/h2_frame.hpp"
 #include "tests/support/manual_clock.hpp"
 
 namespace sluice::http2 {
@@ -371,32 +372,18 @@ TEST_F(SmallBudgetTest, AHeaderBlockOverMaxHeaderBytesIsFlaggedFor431) {
   EXPECT_EQ(host.requests[0]->head_bytes().find("x-big"), std::string_view::npos);
 }
 
-/// One frame's bytes.
-std::string frame(std::uint8_t type, std::uint8_t flags, std::uint32_t stream,
-                  std::string_view payload) {
-  std::string f;
-  f.push_back(static_cast<char>((payload.size() >> 16U) & 0xFFU));
-  f.push_back(static_cast<char>((payload.size() >> 8U) & 0xFFU));
-  f.push_back(static_cast<char>(payload.size() & 0xFFU));
-  f.push_back(static_cast<char>(type));
-  f.push_back(static_cast<char>(flags));
-  for (int shift = 24; shift >= 0; shift -= 8) {
-    f.push_back(static_cast<char>((stream >> static_cast<unsigned>(shift)) & 0xFFU));
-  }
-  f.append(payload);
-  return f;
-}
+using testing::h2_frame;
 
 TEST_F(ConnectionTest, ACONTINUATIONFloodEndsTheConnection) {
   // The 2024 attack: a header block that never ends, one small CONTINUATION after another.
   std::string bytes = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-  bytes += frame(NGHTTP2_SETTINGS, 0, 0, "");
+  bytes += h2_frame(NGHTTP2_SETTINGS, 0, 0, "");
   bytes +=
-      frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_STREAM, 1, "\x82");  // :method GET, no END_HEADERS
+      h2_frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_STREAM, 1, "\x82");  // :method GET, no END_HEADERS
   bool refused = false;
   refused = !server.receive(bytes);
   for (int i = 0; i < 1000 && !refused; ++i) {
-    refused = !server.receive(frame(NGHTTP2_CONTINUATION, 0, 1, "\x84"));  // :path /
+    refused = !server.receive(h2_frame(NGHTTP2_CONTINUATION, 0, 1, "\x84"));  // :path /
   }
   EXPECT_TRUE(refused);
   EXPECT_TRUE(host.requests.empty());
