@@ -657,6 +657,15 @@ measure() {
   mark_if_dead "$pid" "$target" "$variant" "$round"
 }
 
+# backend_alive: true while the backend runs; once it died, says so (with its log) and is false,
+# and the caller skips the rest of its phase.
+backend_alive() {
+  is_alive "$BACKEND_PID" && return 0
+  warn "the backend died: the rest of this phase is skipped. Its log:"
+  show_log backend
+  return 1
+}
+
 # per_unit_us TICKS N: CPU ticks spent on N units of work, as microseconds per unit.
 per_unit_us() {
   awk -v t="$1" -v hz="$CLK_TCK" -v n="$2" 'BEGIN { printf "%.2f", t * 1e6 / hz / n }'
@@ -833,11 +842,7 @@ throughput_phase() {
   done
   for ((round = 1; round <= ROUNDS; round++)); do
     for t in "${started[@]}"; do
-      if ! is_alive "$BACKEND_PID"; then
-        warn "the backend died: the rest of this phase is skipped. Its log:"
-        show_log backend
-        break 2
-      fi
+      backend_alive || break 2
       [[ -z ${TARGET_DEAD[$t]:-} ]] || continue
       if [[ $t == sluice-redis ]]; then
         local calls0 calls1
@@ -1232,11 +1237,7 @@ websocket_phase() {
     meta "ws_message_bytes.$variant" "$size"
     for ((round = 1; round <= ROUNDS; round++)); do
       for t in "${started[@]}"; do
-        if ! is_alive "$BACKEND_PID"; then
-          warn "the backend died: the rest of this phase is skipped. Its log:"
-          show_log backend
-          break 3
-        fi
+        backend_alive || break 3
         [[ -z ${TARGET_DEAD[$t]:-} ]] || continue
         ws_measure "$variant" "$t" "$round" "$conns" "$size"
       done
@@ -1389,11 +1390,7 @@ h2_phase() {
   TARGET_DEAD=()
   for ((round = 1; round <= ROUNDS; round++)); do
     for t in "${started[@]}"; do
-      if ! is_alive "$BACKEND_PID"; then
-        warn "the backend died: the rest of this phase is skipped. Its log:"
-        show_log backend
-        break 2
-      fi
+      backend_alive || break 2
       [[ -z ${TARGET_DEAD[$t]:-} ]] || continue
       h2_measure "$t" "$round"
     done
