@@ -71,7 +71,7 @@ CONTRACT_METRICS = [
 EXPECTED_ALERTS = {
     "SluiceDown", "SluiceUserHeavilyLimited", "SluiceBreakerDropping", "SluiceUpstreamErrorRatio",
     "SluiceHighLatencyP99", "SluiceConfigReloadFailed", "SluiceStoreFallbackActive",
-    "SluiceCertificateExpiresSoon",
+    "SluiceCertificateExpiresSoon", "SluiceBackendEndpointsUnhealthy", "SluiceRetryBudgetExhausted",
 }
 TIMEOUT = 20.0
 
@@ -188,6 +188,13 @@ class PrometheusFilesTest(unittest.TestCase):
         self.assertIn("> 0.1", rule["expr"])
         self.assertEqual(rule["for"], "2m")
 
+    def test_the_endpoints_alert_pages_below_half_healthy_for_two_minutes(self):
+        rule = next(r for r in alert_rules() if r["alert"] == "SluiceBackendEndpointsUnhealthy")
+        self.assertIn("sluice_endpoint_healthy", rule["expr"])
+        self.assertIn("< 0.5", rule["expr"])
+        self.assertEqual(rule["for"], "2m")
+        self.assertEqual(rule["labels"]["severity"], "page")
+
 
 class ManifestsParseTest(unittest.TestCase):
     def test_every_yaml_and_json_file_under_deploy_parses(self):
@@ -229,7 +236,10 @@ class DashboardTest(unittest.TestCase):
         titles = " | ".join(p["title"].lower() for p in dashboard["panels"])
         for words in ["request rate by route and code", "p50 / p99", "limited and shadow-limited",
                       "drop probability", "window: requests and accepts", "upstream outcomes",
-                      "connections", "store", "certificate expiry", "tls handshakes"]:
+                      "connections", "store", "certificate expiry", "tls handshakes",
+                      "healthy endpoints by backend", "endpoint health by endpoint",
+                      "outlier ejections by endpoint", "retries by backend and result",
+                      "retry share of upstream requests"]:
             self.assertIn(words, titles)
 
 
