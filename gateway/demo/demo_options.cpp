@@ -1,22 +1,41 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/demo/demo_options.hpp"
 
+#include <algorithm>
+#include <array>
 #include <boost/asio/ip/address.hpp>
-#include <charconv>
 #include <string_view>
+
+#include "gateway/demo/decimal.hpp"
 
 namespace sluice::demo {
 namespace {
 
+constexpr std::array<std::string_view, 7> kOptionNames = {
+    "--address",      "--port",        "--threads", "--health",
+    "--fail-percent", "--fail-status", "--delay-ms"};
+
 /// Parses a whole decimal string into [min, max]; nullopt otherwise.
 std::optional<unsigned> parse_number(std::string_view text, unsigned min, unsigned max) {
-  unsigned value = 0;
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end || value < min || value > max) {
+  const auto value = parse_decimal(text);
+  if (!value || *value < min || *value > max) {
     return std::nullopt;
   }
-  return value;
+  return static_cast<unsigned>(*value);
+}
+
+/// Applies a fault option (`--fail-percent` is /control's `fail_percent`, and so on); returns
+/// an error message or "".
+std::string apply_fault(FaultSettings& faults, std::string_view name, std::string_view value) {
+  std::string parameter(name.substr(2));
+  std::replace(parameter.begin(), parameter.end(), '-', '_');
+  FaultUpdate update;
+  if (set_parameter(update, parameter, value) != ParameterError::kNone) {
+    return std::string(name) + " must be " + std::string(expected_values(parameter)) + ", got '" +
+           std::string(value) + "'";
+  }
+  faults = update.applied_to(faults);
+  return {};
 }
 
 /// Applies one `--name value` pair; returns an error message or "".
@@ -34,13 +53,15 @@ std::string apply(DemoOptions& options, std::string_view name, std::string_view 
       return "--port must be between 0 and 65535, got '" + std::string(value) + "'";
     }
     options.port = static_cast<std::uint16_t>(*port);
-  } else {
+  } else if (name == "--threads") {
     const auto threads = parse_number(value, 1, kMaxThreads);
     if (!threads) {
       return "--threads must be between 1 and " + std::to_string(kMaxThreads) + ", got '" +
              std::string(value) + "'";
     }
     options.threads = *threads;
+  } else {
+    return apply_fault(options.faults, name, value);
   }
   return {};
 }
@@ -57,7 +78,7 @@ DemoOptionsResult parse_demo_options(std::span<const char* const> argv) {
     }
     const auto eq = arg.find('=');
     const std::string_view name = arg.substr(0, eq);
-    if (name != "--address" && name != "--port" && name != "--threads") {
+    if (std::find(kOptionNames.begin(), kOptionNames.end(), name) == kOptionNames.end()) {
       return {std::nullopt, "unknown argument: " + std::string(arg)};
     }
     std::string_view value;
@@ -76,7 +97,9 @@ DemoOptionsResult parse_demo_options(std::span<const char* const> argv) {
 }
 
 std::string demo_usage() {
-  return "usage: sluice-demo-backend [--address 127.0.0.1] [--port 0] [--threads 1]\n";
+  return "usage: sluice-demo-backend [--address 127.0.0.1] [--port 0] [--threads 1]\n"
+         "                           [--health up|down] [--fail-percent 0..100]\n"
+         "                           [--fail-status 503|reset] [--delay-ms 0..600000]\n";
 }
 
 }  // namespace sluice::demo

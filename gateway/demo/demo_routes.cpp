@@ -2,9 +2,10 @@
 #include "gateway/demo/demo_routes.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <nlohmann/json.hpp>
 #include <optional>
+
+#include "gateway/demo/decimal.hpp"
 
 namespace sluice::demo {
 namespace {
@@ -14,20 +15,9 @@ namespace http = boost::beast::http;
 constexpr std::string_view kJson = "application/json";
 constexpr std::string_view kText = "text/plain; charset=utf-8";
 
-/// A whole decimal string, nothing else (no sign, no trailing path).
-std::optional<std::uint64_t> parse_u64(std::string_view text) {
-  std::uint64_t value = 0;
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end) {
-    return std::nullopt;
-  }
-  return value;
-}
-
 /// `/prefix/{n}` with n in [min, max], or kBadRequest.
 Route numbered(RouteKind kind, std::string_view rest, std::uint64_t min, std::uint64_t max) {
-  const auto n = parse_u64(rest);
+  const auto n = parse_decimal(rest);
   if (!n || *n < min || *n > max) {
     return {RouteKind::kBadRequest, 0};
   }
@@ -47,9 +37,9 @@ Route push_route(std::string_view target) {
     const std::string_view name = pair.substr(0, eq);
     const std::string_view value = eq == std::string_view::npos ? "" : pair.substr(eq + 1);
     if (name == "n") {
-      count = parse_u64(value);
+      count = parse_decimal(value);
     } else if (name == "size") {
-      size = parse_u64(value);
+      size = parse_decimal(value);
     }
   }
   if (!count || !size || *count > kMaxWsPush || *size > kMaxWsMessage) {
@@ -74,6 +64,17 @@ Reply headers_reply(const http::request_header<>& req) {
   return {200, std::string(kJson), json_text(body), false};
 }
 
+/// The 400 of a /control query naming an unknown parameter or giving a bad value.
+Reply control_error(const ControlQuery& parsed) {
+  nlohmann::ordered_json body = {
+      {"error", parsed.error == ParameterError::kUnknown ? "unknown_parameter" : "bad_parameter"},
+      {"parameter", parsed.parameter}};
+  if (parsed.error == ParameterError::kBadValue) {
+    body["expected"] = expected_values(parsed.parameter);
+  }
+  return {400, std::string(kJson), json_text(body), false};
+}
+
 }  // namespace
 
 Route match_route(std::string_view target) {
@@ -95,6 +96,12 @@ Route match_route(std::string_view target) {
   }
   if (path == "/close") {
     return {RouteKind::kClose, 0};
+  }
+  if (path == "/healthz") {
+    return {RouteKind::kHealth, 0};
+  }
+  if (path == "/control") {
+    return {RouteKind::kControl, 0};
   }
   if (path == "/ws/echo") {
     return {RouteKind::kWsEcho, 0};
@@ -139,11 +146,38 @@ Reply simple_reply(const Route& route, const http::request_header<>& req,
       return {426, std::string(kJson), R"({"error":"upgrade_required"})", false, true};
     case RouteKind::kBadRequest:
       return {400, std::string(kJson), R"({"error":"bad_request"})", false};
-    case RouteKind::kBytes:
+    case RouteKind::kBytes:    // streamed (send_bytes)
+    case RouteKind::kHealth:   // stateful: fault_reply
+    case RouteKind::kControl:  // stateful: fault_reply
     case RouteKind::kNotFound:
       break;
   }
   return {404, std::string(kJson), R"({"error":"not_found"})", false};
+}
+
+Reply fault_reply(const Route& route, const http::request_header<>& req, FaultState& faults) {
+  if (route.kind == RouteKind::kHealth) {
+    return faults.is_healthy() ? Reply{200, std::string(kJson), R"({"status":"up"})", false}
+                               : Reply{503, std::string(kJson), R"({"status":"down"})", false};
+  }
+  const auto question = req.target().find('?');
+  const std::string_view query =
+      question == std::string_view::npos ? "" : req.target().substr(question + 1);
+  const auto method = req.method();
+  if (method == http::verb::post) {
+    const ControlQuery parsed = parse_control_query(query);
+    if (parsed.error != ParameterError::kNone) {
+      return control_error(parsed);
+    }
+    faults.apply(parsed.update);
+  } else if (method != http::verb::get && method != http::verb::head) {
+    Reply reply{405, std::string(kJson), R"({"error":"method_not_allowed"})", false};
+    reply.allow = "GET, HEAD, POST";
+    return reply;
+  } else if (!query.empty()) {
+    return {400, std::string(kJson), R"({"error":"changes_need_post"})", false};
+  }
+  return {200, std::string(kJson), settings_json(faults.settings()), false};
 }
 
 std::string echo_content_type(const http::request_header<>& req) {

@@ -8,8 +8,11 @@
 #include <string>
 #include <string_view>
 
+#include "gateway/demo/fault_state.hpp"
+
 // The demo backend's routes (matching and the small fixed replies), kept free of I/O so the
-// session code only moves bytes. Pure functions; thread-safe.
+// session code only moves bytes. Thread-safe; pure but for fault_reply, which goes through
+// FaultState's atomics.
 namespace sluice::demo {
 
 enum class RouteKind {
@@ -23,6 +26,8 @@ enum class RouteKind {
   kClose,       // /close: reply, then close the connection
   kWsEcho,      // /ws/echo: WebSocket echo (426 without an Upgrade)
   kWsPush,      // /ws/push?n=N&size=S: N binary messages of S bytes, then a close (WebSocket)
+  kHealth,      // /healthz: 200 {"status":"up"} or 503 {"status":"down"} (FaultState)
+  kControl,     // /control: GET the fault settings, POST ?health=&fail_percent=&... to set them
   kNotFound,    // anything else
   kBadRequest,  // a known route with an unusable parameter
 };
@@ -52,6 +57,7 @@ struct Reply {
   std::string body;
   bool close = false;             // send `Connection: close` and end the connection afterwards
   bool offers_websocket = false;  // send `Upgrade: websocket` (the 426 of the /ws routes)
+  std::string allow{};            // the Allow field of a 405 ("" = none)
 };
 
 /// The reply of every route except the streaming ones (kEcho with a body, kBytes) and the
@@ -60,6 +66,15 @@ struct Reply {
 [[nodiscard]] Reply simple_reply(const Route& route,
                                  const boost::beast::http::request_header<>& req,
                                  std::uint64_t body_bytes);
+
+/// The reply of kHealth and kControl. /healthz: 200 {"status":"up"}, or 503 {"status":"down"}
+/// while `faults` is unhealthy, for every method. /control: GET or HEAD without a query, the
+/// settings (settings_json); POST applies its query (parse_control_query) to `faults` and
+/// answers 200 with the settings that result, or 400 {"error":"unknown_parameter" or
+/// "bad_parameter","parameter":NAME[,"expected":...]} without applying anything; GET or HEAD
+/// with a query, 400 {"error":"changes_need_post"}; other methods, 405.
+[[nodiscard]] Reply fault_reply(const Route& route, const boost::beast::http::request_header<>& req,
+                                FaultState& faults);
 
 /// The Content-Type /echo answers with: the request's, else application/octet-stream.
 [[nodiscard]] std::string echo_content_type(const boost::beast::http::request_header<>& req);

@@ -41,7 +41,9 @@ net::awaitable<void> accept_loop(net::ip::tcp::acceptor& acceptor, const Session
 }  // namespace
 
 DemoServer::DemoServer(const DemoOptions& options)
-    : address_(net::ip::make_address(options.address)) {
+    : address_(net::ip::make_address(options.address)),
+      faults_(options.faults),
+      context_{"", faults_} {
   for (unsigned i = 0; i < options.threads; ++i) {
     workers_.push_back(std::make_unique<Worker>());
     // The first acceptor picks the port (maybe ephemeral); the others join it.

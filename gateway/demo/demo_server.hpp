@@ -17,7 +17,8 @@ namespace sluice::demo {
 /// The demo backend: `threads` workers, each an io_context on its own thread with its own
 /// acceptor on the shared port (SO_REUSEPORT), so a connection lives on one thread and needs no
 /// locks. The constructor binds and listens (throws boost::system::system_error on failure) and
-/// installs the SIGINT/SIGTERM handler; run() serves until one of those signals arrives.
+/// installs the SIGINT/SIGTERM handler; run() serves until one of those signals arrives. The
+/// fault settings (FaultState) start from the options and are shared by all threads.
 /// Thread-safety: construct and run() from one thread; stop() may be called from any thread.
 class DemoServer {
  public:
@@ -48,6 +49,7 @@ class DemoServer {
 
   net::ip::address address_;
   std::uint16_t port_ = 0;
+  FaultState faults_;       // shared by every thread's sessions through context_
   SessionContext context_;  // outlives the sessions, which die with the workers
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<net::signal_set> signals_;  // on workers_[0], so destroyed before it

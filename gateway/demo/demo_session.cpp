@@ -3,6 +3,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/socket_base.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -70,6 +71,19 @@ net::awaitable<bool> Session::handle(RequestParser& parser) {
   if (!co_await send_continue_if_expected(parser)) {
     co_return false;
   }
+  // The fault settings: delay_ms holds up every answer but /control's (so a slow instance can
+  // be healed), fail_percent applies to every route but /healthz and /control, and /healthz
+  // answers by the health setting alone.
+  if (const auto delay = context_.faults.delay();
+      delay > std::chrono::milliseconds::zero() && route.kind != RouteKind::kControl) {
+    co_await pause(delay);
+  }
+  const bool is_fault_route = route.kind == RouteKind::kHealth || route.kind == RouteKind::kControl;
+  if (!is_fault_route) {
+    if (const auto failure = context_.faults.next_failure()) {
+      co_return co_await fail(parser, *failure);
+    }
+  }
   if (route.kind == RouteKind::kEcho && !is_head) {
     co_return co_await echo(parser);
   }
@@ -86,13 +100,37 @@ net::awaitable<bool> Session::handle(RequestParser& parser) {
     co_return co_await send_bytes(req, route.number);
   }
   if (route.kind == RouteKind::kSlow) {
-    const auto executor = co_await net::this_coro::executor;
-    net::steady_timer timer(executor);
-    timer.expires_after(std::chrono::milliseconds(route.number));
-    co_await timer.async_wait(kAsTuple);
+    co_await pause(std::chrono::milliseconds(route.number));
   }
-  Reply reply = simple_reply(route, req, *body_bytes);
+  Reply reply = is_fault_route ? fault_reply(route, req, context_.faults)
+                               : simple_reply(route, req, *body_bytes);
   co_return co_await write_reply(req, reply);
+}
+
+net::awaitable<void> Session::pause(std::chrono::milliseconds delay) {
+  net::steady_timer timer(co_await net::this_coro::executor);
+  timer.expires_after(delay);
+  co_await timer.async_wait(kAsTuple);  // operation_aborted only when the server stops
+}
+
+net::awaitable<bool> Session::fail(RequestParser& parser, FailStatus status) {
+  // Read the whole request first: a reset must come after the request, not race its upload.
+  if (!co_await drain_body(parser)) {
+    co_return false;
+  }
+  if (status == FailStatus::kReset) {
+    reset();
+    co_return false;
+  }
+  Reply reply{503, "application/json", R"({"error":"injected_failure"})", false};
+  co_return co_await write_reply(parser.get(), reply);
+}
+
+void Session::reset() {
+  beast::error_code ignored;
+  auto& socket = stream_.socket();
+  socket.set_option(net::socket_base::linger(true, 0), ignored);
+  socket.close(ignored);  // run()'s shutdown afterwards fails quietly on the closed socket
 }
 
 net::awaitable<bool> Session::send_continue_if_expected(const RequestParser& parser) {
@@ -118,6 +156,9 @@ net::awaitable<bool> Session::write_reply(const Request& req, Reply& reply) {
   res.set("X-Backend-Port", context_.port_text);
   if (reply.offers_websocket) {
     res.set(http::field::upgrade, "websocket");  // a 426 names the protocol to upgrade to
+  }
+  if (!reply.allow.empty()) {
+    res.set(http::field::allow, reply.allow);
   }
   // A 1xx is interim: nothing final follows it here, so the connection ends after it.
   const bool keep_alive = req.keep_alive() && !reply.close && reply.status >= 200;

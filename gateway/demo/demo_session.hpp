@@ -16,6 +16,7 @@
 
 #include "gateway/demo/byte_pattern.hpp"
 #include "gateway/demo/demo_routes.hpp"
+#include "gateway/demo/fault_state.hpp"
 
 namespace sluice::demo {
 
@@ -28,10 +29,12 @@ inline constexpr std::chrono::seconds kIdleTimeout{60};
 /// Largest request header accepted (generous: gateways may forward up to 1 MiB).
 inline constexpr std::uint32_t kHeaderLimit = 1024 * 1024;
 
-/// Read-only values shared by every session of a server. Owned by DemoServer, which outlives
-/// all sessions (they are destroyed with the io_contexts).
+/// What every session of a server shares: read-only values, and the fault settings (which
+/// are thread-safe). Owned by DemoServer, which outlives all sessions (they are destroyed with
+/// the io_contexts), as does the FaultState it references.
 struct SessionContext {
   std::string port_text;  // value of X-Backend-Port
+  FaultState& faults;     // DemoServer's: /healthz, /control, fail_percent, delay_ms
 };
 
 using RequestParser = http::request_parser<http::buffer_body>;
@@ -54,6 +57,12 @@ class Session {
   /// Sends `reply` (its body is moved out). By reference, like every non-trivial argument of a
   /// co_awaited call here: GCC 12 can destroy such temporaries twice (a double free under ASan).
   net::awaitable<bool> write_reply(const Request& req, Reply& reply);
+  /// Waits `delay` on a timer (the thread serves other connections meanwhile).
+  net::awaitable<void> pause(std::chrono::milliseconds delay);
+  /// Answers an injected failure once the request body has been read: a 503, or a reset.
+  net::awaitable<bool> fail(RequestParser& parser, FailStatus status);
+  /// Closes the connection with an RST (SO_LINGER 0) instead of a FIN.
+  void reset();
 
   // Streaming routes (demo_streaming.cpp); each returns whether to keep the connection.
   net::awaitable<bool> echo(RequestParser& parser);

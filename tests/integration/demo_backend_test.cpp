@@ -1,19 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 // The demo backend (gateway/demo) through the real binary: every route, keep-alive,
-// pipelining, HEAD, streaming with flat memory, WebSocket echo and push, threads, signals and
-// usage errors.
+// pipelining, HEAD, streaming with flat memory, WebSocket echo and push, the fault settings
+// (/healthz, /control and their command-line options), threads, signals and usage errors.
 #include "tests/support/demo_backend.hpp"
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/write.hpp>
 #include <chrono>
 #include <csignal>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "gateway/demo/byte_pattern.hpp"
+#include "tests/support/as_tuple.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/endpoint_text.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/raw_peer.hpp"
 #include "tests/support/rss.hpp"
@@ -29,6 +35,8 @@ using testing::StreamResult;
 using testing::WsClient;
 namespace websocket = boost::beast::websocket;
 using Clock = std::chrono::steady_clock;
+namespace net = boost::asio;
+namespace beast = boost::beast;
 namespace http = boost::beast::http;
 
 constexpr std::uint64_t kMiB = std::uint64_t{1024} * 1024;
@@ -46,12 +54,104 @@ std::string pattern(std::size_t size) {
   return bytes;
 }
 
+/// What one connection saw: the bytes that arrived before the peer closed it, and how the
+/// reading ended (eof for a FIN, connection_reset for an RST, timed_out after the bound).
+struct RawExchange {
+  std::string bytes;
+  boost::system::error_code end;
+};
+
+net::awaitable<void> run_raw_exchange(beast::tcp_stream& stream, std::uint16_t port,
+                                      std::string_view request, RawExchange& out) {
+  stream.expires_after(testing::kDefaultTimeout);
+  const net::ip::tcp::endpoint endpoint(net::ip::make_address("127.0.0.1"), port);
+  if (auto [ec] = co_await stream.async_connect(endpoint, testing::kAsTuple); ec) {
+    out.end = ec;
+    co_return;
+  }
+  if (auto [ec, n] = co_await net::async_write(stream, net::buffer(request), testing::kAsTuple);
+      ec) {
+    out.end = ec;
+    co_return;
+  }
+  std::array<char, 4096> piece{};
+  for (;;) {
+    auto [ec, n] = co_await stream.async_read_some(net::buffer(piece), testing::kAsTuple);
+    out.bytes.append(piece.data(), n);
+    if (ec) {
+      out.end = ec == beast::error::timeout ? net::error::timed_out : ec;
+      co_return;
+    }
+  }
+}
+
+/// Sends `request` on a new connection to 127.0.0.1:PORT and reads until the peer ends it
+/// (bounded by kDefaultTimeout), to tell a reset from a close, which HttpClient does not.
+RawExchange raw_exchange(std::uint16_t port, std::string_view request) {
+  net::io_context ioc;
+  beast::tcp_stream stream(ioc);
+  RawExchange out;
+  net::co_spawn(ioc, run_raw_exchange(stream, port, request, out), net::detached);
+  ioc.run();
+  return out;
+}
+
+/// A demo backend started with `options` (DemoBackend takes none beyond --threads).
+class OptionedBackend {
+ public:
+  explicit OptionedBackend(const std::vector<std::string>& options)
+      : process_(with_binary(options)) {
+    std::string line;
+    if (process_.wait_for_line(testing::OutputStream::kStdout, "listening ",
+                               testing::kDefaultTimeout, &line)) {
+      port_ = testing::parse_port(line).value_or(0);
+    }
+  }
+  /// 0 if the backend did not say where it listens (the test asserts on it).
+  [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+  [[nodiscard]] ChildProcess& process() noexcept { return process_; }
+
+ private:
+  static std::vector<std::string> with_binary(const std::vector<std::string>& options) {
+    std::vector<std::string> argv{SLUICE_DEMO_BACKEND, "--port", "0"};
+    argv.insert(argv.end(), options.begin(), options.end());
+    return argv;
+  }
+
+  ChildProcess process_;
+  std::uint16_t port_ = 0;
+};
+
 class DemoBackendTest : public ::testing::Test {
  protected:
   // A clean exit also means no sanitizer report in the backend (ASan builds exit non-zero).
   void TearDown() override {
     client_.close();
     EXPECT_EQ(backend_.stop(), 0) << backend_.process().output();
+  }
+
+  /// Sends `GET slow_target` on client_ and meanwhile `GET quick_target` on a second
+  /// connection, which must be answered within `wait`: the backend has one thread, and one
+  /// that blocked it would answer only after the slow request. Returns the slow request's
+  /// response, which must have taken at least `wait`.
+  std::optional<testing::Response> get_while_waiting(std::string_view slow_target,
+                                                     std::string_view quick_target,
+                                                     std::chrono::milliseconds wait) {
+    const auto started = Clock::now();
+    client_.send_raw("GET " + std::string(slow_target) + " HTTP/1.1\r\nHost: a\r\n\r\n");
+    HttpClient second(backend_.port());
+    EXPECT_EQ(second.get(quick_target).result_int(), 200U) << quick_target;
+    EXPECT_LT(Clock::now() - started, wait) << quick_target << " waited for " << slow_target;
+    auto res = client_.read_response();
+    EXPECT_GE(Clock::now() - started, wait) << slow_target;
+    return res;
+  }
+
+  /// POSTs `/control?query` and returns its JSON answer, keys in order (asserting the 200).
+  nlohmann::ordered_json control(std::string_view query) {
+    const auto res = client_.request(http::verb::post, "/control?" + std::string(query));
+    EXPECT_EQ(res.result_int(), 200U) << query << ": " << res.body();
+    return nlohmann::ordered_json::parse(res.body());
   }
 
   DemoBackend backend_;
@@ -110,19 +210,9 @@ TEST_F(DemoBackendTest, StatusAnswersWithTheCodeOrBadRequest) {
 }
 
 TEST_F(DemoBackendTest, SlowWaitsWithoutBlockingOtherConnections) {
-  constexpr std::chrono::milliseconds kSlow{1000};
-  const auto started = Clock::now();
-  client_.send_raw("GET /slow/1000 HTTP/1.1\r\nHost: a\r\n\r\n");
-  // The backend has one thread: a quick request on another connection is answered while the
-  // slow one waits, not after it (a backend that blocked would take the whole second).
-  HttpClient second(backend_.port());
-  EXPECT_EQ(second.get("/ok").result_int(), 200U);
-  EXPECT_LT(Clock::now() - started, kSlow) << "the quick request waited for the slow one";
-  const auto res = client_.read_response();
-  const auto elapsed = Clock::now() - started;
+  const auto res = get_while_waiting("/slow/1000", "/ok", std::chrono::milliseconds(1000));
   ASSERT_TRUE(res);
   EXPECT_EQ(res->body(), "slow\n");
-  EXPECT_GE(elapsed, kSlow);
   EXPECT_EQ(client_.get("/slow/nope").result_int(), 400U);
 }
 
@@ -340,6 +430,151 @@ TEST_F(DemoBackendTest, WsRoutesAnswerPlainRequestsWith426) {
   EXPECT_EQ(early.read_raw_until_close().rfind("HTTP/1.1 400", 0), 0U);
 }
 
+TEST_F(DemoBackendTest, HealthzFollowsTheHealthSetByControl) {
+  const auto up = client_.get("/healthz");
+  EXPECT_EQ(up.result_int(), 200U);
+  EXPECT_EQ(up.body(), R"({"status":"up"})");
+  EXPECT_EQ(up[http::field::content_type], "application/json");
+  const auto state = client_.get("/control");
+  EXPECT_EQ(state.result_int(), 200U);
+  EXPECT_EQ(state.body(), R"({"health":"up","fail_percent":0,"fail_status":"503","delay_ms":0})");
+
+  EXPECT_EQ(control("health=down")["health"], "down");
+  const auto down = client_.get("/healthz");
+  EXPECT_EQ(down.result_int(), 503U);
+  EXPECT_EQ(down.body(), R"({"status":"down"})");
+  EXPECT_TRUE(down.keep_alive());
+  EXPECT_EQ(client_.get("/ok").result_int(), 200U);  // health is /healthz's alone
+  EXPECT_EQ(nlohmann::json::parse(client_.get("/control").body())["health"], "down");
+
+  EXPECT_EQ(control("health=up").dump(),
+            R"({"health":"up","fail_percent":0,"fail_status":"503","delay_ms":0})");
+  EXPECT_EQ(client_.get("/healthz").result_int(), 200U);
+}
+
+TEST_F(DemoBackendTest, FailPercentFailsExactlyThatShareSpreadEvenly) {
+  EXPECT_EQ(control("fail_percent=10")["fail_percent"], 10);
+  std::vector<int> failed;
+  for (int i = 0; i < 100; ++i) {
+    const auto res = client_.get("/ok");
+    if (res.result_int() == 503) {
+      EXPECT_EQ(res.body(), R"({"error":"injected_failure"})");
+      EXPECT_TRUE(res.keep_alive());
+      failed.push_back(i);
+    } else {
+      EXPECT_EQ(res.result_int(), 200U) << i;
+    }
+    // Neither /healthz nor /control counts or fails.
+    EXPECT_EQ(client_.get("/healthz").result_int(), 200U);
+    EXPECT_EQ(client_.get("/control").result_int(), 200U);
+  }
+  EXPECT_EQ(failed, (std::vector<int>{9, 19, 29, 39, 49, 59, 69, 79, 89, 99}));
+  control("fail_percent=100");
+  EXPECT_EQ(client_.get("/nope").result_int(), 503U);  // every other route, unknown ones too
+  EXPECT_EQ(client_.request(http::verb::post, "/echo", {}, "abc").result_int(), 503U);
+  EXPECT_EQ(client_.get("/ok").result_int(), 503U);  // the body was read, not taken as a request
+  control("fail_percent=0");
+  EXPECT_EQ(client_.get("/ok").result_int(), 200U);
+}
+
+TEST(DemoBackendProcessTest, FailPercentCountsAcrossThreadsAndConnections) {
+  DemoBackend backend(2);
+  std::vector<std::unique_ptr<HttpClient>> clients;
+  for (int i = 0; i < 4; ++i) {
+    clients.push_back(std::make_unique<HttpClient>(backend.port()));
+  }
+  ASSERT_EQ(clients[0]->request(http::verb::post, "/control?fail_percent=25").result_int(), 200U);
+  int failures = 0;
+  for (int i = 0; i < 100; ++i) {
+    failures += clients[i % clients.size()]->get("/ok").result_int() == 503 ? 1 : 0;
+  }
+  EXPECT_EQ(failures, 25);
+}
+
+TEST_F(DemoBackendTest, ResetFailuresCloseWithAnRstAndNoBytes) {
+  control("fail_percent=100&fail_status=reset");
+  const auto get = raw_exchange(backend_.port(), "GET /ok HTTP/1.1\r\nHost: a\r\n\r\n");
+  EXPECT_EQ(get.end, net::error::connection_reset) << get.end.message();
+  EXPECT_EQ(get.bytes, "");
+  const auto post = raw_exchange(
+      backend_.port(), "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello");
+  EXPECT_EQ(post.end, net::error::connection_reset) << post.end.message();
+  EXPECT_EQ(post.bytes, "");
+  // /healthz and /control still answer, so the instance can be healed.
+  const auto health = raw_exchange(backend_.port(),
+                                   "GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(health.end, net::error::eof) << health.end.message();
+  EXPECT_EQ(health.bytes.rfind("HTTP/1.1 200 ", 0), 0U) << health.bytes;
+  EXPECT_EQ(control("fail_percent=0")["fail_status"], "reset");
+  EXPECT_EQ(client_.get("/ok").result_int(), 200U);
+}
+
+TEST_F(DemoBackendTest, DelayHoldsUpEveryAnswerButControlsWithoutBlocking) {
+  constexpr std::chrono::milliseconds kDelay{1000};
+  EXPECT_EQ(control("delay_ms=1000")["delay_ms"], 1000);
+  const auto res = get_while_waiting("/ok", "/control", kDelay);
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->body(), "ok\n");
+  // /healthz is delayed too, so a health check with a shorter timeout fails.
+  const auto health = get_while_waiting("/healthz", "/control", kDelay);
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->result_int(), 200U);
+  control("delay_ms=0");
+  const auto started = Clock::now();
+  EXPECT_EQ(client_.get("/ok").result_int(), 200U);
+  EXPECT_LT(Clock::now() - started, kDelay);
+}
+
+TEST_F(DemoBackendTest, BadControlRequestsAre400AndChangeNothing) {
+  const std::string initial = client_.get("/control").body();
+  for (const auto& [query, parameter] :
+       std::vector<std::pair<std::string, std::string>>{{"health=sideways", "health"},
+                                                        {"fail_percent=101", "fail_percent"},
+                                                        {"fail_percent=ten", "fail_percent"},
+                                                        {"fail_status=500", "fail_status"},
+                                                        {"delay_ms=600001", "delay_ms"},
+                                                        {"fail_percent=50&delay_ms=-5", "delay_ms"},
+                                                        {"colour=red", "colour"}}) {
+    const auto res = client_.request(http::verb::post, "/control?" + query);
+    EXPECT_EQ(res.result_int(), 400U) << query;
+    EXPECT_EQ(res[http::field::content_type], "application/json");
+    const auto json = nlohmann::json::parse(res.body());
+    EXPECT_EQ(json["parameter"], parameter) << query;
+    EXPECT_EQ(json["error"], parameter == "colour" ? "unknown_parameter" : "bad_parameter");
+    EXPECT_TRUE(res.keep_alive());
+  }
+  EXPECT_EQ(client_.get("/control").body(), initial);
+  const auto get = client_.get("/control?health=down");
+  EXPECT_EQ(get.result_int(), 400U);
+  EXPECT_EQ(get.body(), R"({"error":"changes_need_post"})");
+  const auto put = client_.request(http::verb::put, "/control?health=down");
+  EXPECT_EQ(put.result_int(), 405U);
+  EXPECT_EQ(put[http::field::allow], "GET, HEAD, POST");
+  EXPECT_EQ(client_.get("/control").body(), initial);
+}
+
+TEST(DemoBackendProcessTest, FaultOptionsSetTheInitialState) {
+  OptionedBackend backend(
+      {"--health", "down", "--fail-percent=100", "--fail-status", "503", "--delay-ms", "200"});
+  ASSERT_NE(backend.port(), 0) << backend.process().output();
+  HttpClient client(backend.port());
+  const auto state = client.get("/control");
+  EXPECT_EQ(state.body(),
+            R"({"health":"down","fail_percent":100,"fail_status":"503","delay_ms":200})");
+  const auto started = Clock::now();
+  EXPECT_EQ(client.get("/healthz").result_int(), 503U);
+  EXPECT_GE(Clock::now() - started, std::chrono::milliseconds(200));
+  EXPECT_EQ(client.get("/ok").body(), R"({"error":"injected_failure"})");
+
+  OptionedBackend resetting({"--fail-percent", "50", "--fail-status=reset"});
+  ASSERT_NE(resetting.port(), 0) << resetting.process().output();
+  const auto request = "GET /ok HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
+  EXPECT_EQ(raw_exchange(resetting.port(), request).end, net::error::eof);  // the 1st passes
+  const auto second = raw_exchange(resetting.port(), request);
+  EXPECT_EQ(second.end, net::error::connection_reset) << second.end.message();
+  EXPECT_EQ(second.bytes, "");
+}
+
 TEST(DemoBackendProcessTest, ThreadsShareOnePort) {
   DemoBackend backend(3);
   for (int i = 0; i < 12; ++i) {
@@ -363,7 +598,12 @@ TEST(DemoBackendProcessTest, BadArgumentsExitTwoWithAMessage) {
                                                                 {"--port", "70000"},
                                                                 {"--address", "nowhere"},
                                                                 {"--bogus"},
-                                                                {"--port"}}) {
+                                                                {"--port"},
+                                                                {"--health", "sick"},
+                                                                {"--fail-percent", "101"},
+                                                                {"--fail-status", "500"},
+                                                                {"--delay-ms", "600001"},
+                                                                {"--delay-ms"}}) {
     std::vector<std::string> argv{SLUICE_DEMO_BACKEND};
     argv.insert(argv.end(), args.begin(), args.end());
     ChildProcess p(argv);
