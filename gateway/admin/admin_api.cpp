@@ -6,6 +6,7 @@
 #include <chrono>
 #include <utility>
 
+#include "gateway/admin/admin_call.hpp"
 #include "gateway/admin/admin_path.hpp"
 #include "gateway/admin/admin_replies.hpp"
 #include "gateway/config/config_json.hpp"
@@ -17,21 +18,15 @@ namespace http = boost::beast::http;
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-struct AdminApi::Call {
-  const Request& req;
-  const net::ip::tcp::endpoint& peer;
-  std::vector<std::string> segments;  ///< the path after /admin, decoded
-};
-
-namespace {
-
-constexpr std::size_t kMaxLoggedChange = 1024;  // characters of a change's diff in the log
-
 std::string show(const net::ip::tcp::endpoint& endpoint) {
   const auto address = endpoint.address();
   return (address.is_v6() ? "[" + address.to_string() + "]" : address.to_string()) + ":" +
          std::to_string(endpoint.port());
 }
+
+namespace {
+
+constexpr std::size_t kMaxLoggedChange = 1024;  // characters of a change's diff in the log
 
 // What changed, as a JSON Patch from `before` to `after`, cut to a log-friendly length.
 std::string short_diff(const json& before, const json& after) {
@@ -69,8 +64,8 @@ std::string route_using(const config::Config& c, const std::string& policy, std:
 }  // namespace
 
 const std::vector<std::string_view>& AdminApi::resources() {
-  static const std::vector<std::string_view> resources{"limits", "overrides", "breaker",
-                                                       "endpoints", "routes"};
+  static const std::vector<std::string_view> resources{"limits",    "overrides", "breaker",
+                                                       "endpoints", "routes",    "endpoint_state"};
   return resources;
 }
 
@@ -136,6 +131,10 @@ Response AdminApi::route(const Call& call) {
   }
   if (s.size() == 3 && s[0] == "backends" && (s[2] == "breaker" || s[2] == "endpoints")) {
     return route_backend(call);
+  }
+  if (s.size() == 5 && s[0] == "backends" && s[2] == "endpoints" && s[4] == "state") {
+    return req.method() == http::verb::put ? put_endpoint_state(call, s[1], s[3])
+                                           : method_not_allowed(req, "PUT");
   }
   if (s.size() == 1 && s[0] == "routes") {
     switch (req.method()) {
@@ -213,9 +212,9 @@ Response AdminApi::route_backend(const Call& call) {
       if (backend == c.backends.end()) {
         return not_found(call.req, "no backend named \"" + s[1] + "\"");
       }
-      return reply(call.req, http::status::ok,
-                   is_breaker ? config::to_json(backend->second.breaker)
-                              : json{{"endpoints", config::endpoints_json(backend->second)}});
+      return is_breaker
+                 ? reply(call.req, http::status::ok, config::to_json(backend->second.breaker))
+                 : endpoint_states(call, s[1]);
     }
     case http::verb::put:
       return is_breaker ? put_breaker(call, s[1]) : put_endpoints(call, s[1]);

@@ -18,6 +18,7 @@
 #include "gateway/breaker/breaker_registry.hpp"
 #include "gateway/config/config_document.hpp"
 #include "gateway/core/clock.hpp"
+#include "gateway/health/health_registry.hpp"
 #include "gateway/metrics/metrics.hpp"
 #include "gateway/store/limit_store.hpp"
 
@@ -44,6 +45,8 @@ struct AdminContext {
   /// The admin thread's own slot in the store (its connection, for a networked store).
   store::StoreSlot store_slot;
   breaker::BreakerRegistry& breakers;
+  /// Each backend's endpoint states (GET and PUT /admin/backends/{b}/endpoints/...).
+  health::HealthRegistry& health;
   metrics::Metrics& metrics;
   /// How a raw user key appears in logs (the access log's `user` label).
   std::function<std::string(std::string_view key)> key_label;
@@ -93,6 +96,10 @@ class AdminApi {
   Response put_breaker(const Call& call, const std::string& backend);
   Response put_endpoints(const Call& call, const std::string& backend);
   Response put_routes(const Call& call);
+  // endpoint_state_api.cpp (docs/endpoint-health.md "Admin"):
+  Response endpoint_states(const Call& call, const std::string& backend);
+  Response put_endpoint_state(const Call& call, const std::string& backend,
+                              const std::string& endpoint);
   Response route_tls(const Call& call);
 
   /// Validates `next` as a whole config; if valid, commits it, counts and logs the change, and

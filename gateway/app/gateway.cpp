@@ -74,7 +74,7 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
       backend_tls_(*config_, log::get("tls")),
       store_(make_store(config_->store, clock_, random_, metrics_)),
       breakers_(clock_, random_),
-      sync_(*store_.store, breakers_, metrics_),
+      sync_(*store_.store, breakers_, health_, metrics_),
       snapshots_(std::make_shared<const proxy::Snapshot>(config_, bind(*config_))),
       gate_(config_->http.max_connections),
       access_log_(config_->access_log),
@@ -101,6 +101,8 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
   }
   control_slot_ = store_.store->attach(control_);  // admin key lookups and the housekeeping
   metrics_.on_scrape([this] { refresh_gauges(); });
+  checker_ = std::make_unique<proxy::HealthChecker>(control_.get_executor(), clock_, snapshots_,
+                                                    health_, log::get("health"));
   for (const auto resource : admin::AdminApi::resources()) {
     metrics_.admin_changes(resource);  // every series exists from the start, at 0
   }
@@ -111,6 +113,7 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
           .store = *store_.store,
           .store_slot = control_slot_,
           .breakers = breakers_,
+          .health = health_,
           .metrics = metrics_,
           .key_label =
               [this](std::string_view key) {
@@ -164,6 +167,7 @@ int Gateway::run() {
   wait_for_signal();
   store_.store->start();
   schedule_tick();
+  checker_->start();
   threads_.reserve(workers_.size());
   for (auto& worker : workers_) {
     threads_.emplace_back([w = worker.get()] { w->context().run(); });
@@ -319,6 +323,15 @@ void Gateway::refresh_gauges() {
     m.window_requests->Set(static_cast<double>(window.requests));
     m.window_accepts->Set(static_cast<double>(window.accepts));
   }
+  const core::TimePoint now = clock_.now();
+  for (const auto& [name, health] : health_.all()) {
+    std::vector<metrics::EndpointSample> samples;
+    for (auto& v : health->view(now)) {
+      samples.push_back(
+          {std::move(v.endpoint), v.state == health::EndpointState::kHealthy, v.ejections});
+    }
+    metrics_.publish_endpoints(name, samples, health->panics());
+  }
   // A counter cannot be set: it catches up with the access log's own count.
   const std::uint64_t dropped = access_log_.dropped_lines();
   metrics_.access_log_dropped().Increment(static_cast<double>(dropped - dropped_reported_));
@@ -330,12 +343,22 @@ void Gateway::refresh_gauges() {
   }
 }
 
+void Gateway::end_ejections() {
+  const core::TimePoint now = clock_.now();
+  for (const auto& [name, health] : health_.all()) {
+    for (const std::size_t i : health->end_ejections(now)) {
+      log_->info("endpoint ejection over backend={} endpoint={}", name, health->label(i));
+    }
+  }
+}
+
 void Gateway::schedule_tick() {
   tick_timer_.expires_after(kTickInterval);
   tick_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec) {
       store_.store->tick(control_slot_);
       sync_.collect();
+      end_ejections();
       tls_.tick();
       schedule_tick();
     }
@@ -393,6 +416,7 @@ void Gateway::finish() {
   boost::system::error_code ignored;
   signals_.cancel(ignored);
   tick_timer_.cancel();
+  checker_->stop();
   if (admin_) {
     admin_->stop();
   }

@@ -28,6 +28,7 @@
 #include "gateway/metrics/metrics.hpp"
 #include "gateway/proxy/config_sync.hpp"
 #include "gateway/proxy/connection_gate.hpp"
+#include "gateway/proxy/health_checker.hpp"
 #include "gateway/proxy/services.hpp"
 #include "gateway/proxy/snapshot.hpp"
 #include "gateway/proxy/worker.hpp"
@@ -73,8 +74,11 @@ class Gateway {
   std::optional<std::string> reload_tls();
   /// Scrape hook: sets the gauges that mirror live state.
   void refresh_gauges();
-  /// Once a second on the main thread: the store's housekeeping, retired metric series.
+  /// Once a second on the main thread: the store's housekeeping, retired metric series, ended
+  /// ejections.
   void schedule_tick();
+  /// Ends the outlier ejections that are over, with a log line each.
+  void end_ejections();
   void begin_drain();
   void check_drain();
   void finish();
@@ -95,6 +99,7 @@ class Gateway {
   BackendTls backend_tls_;  ///< the client TLS of the backends that speak TLS
   StoreSetup store_;
   breaker::BreakerRegistry breakers_;
+  health::HealthRegistry health_;
   proxy::ConfigSync sync_;
   proxy::SnapshotSource snapshots_;
   proxy::ConnectionGate gate_;
@@ -108,6 +113,7 @@ class Gateway {
   boost::asio::signal_set signals_{control_};
   boost::asio::steady_timer drain_timer_{control_};
   boost::asio::steady_timer tick_timer_{control_};
+  std::unique_ptr<proxy::HealthChecker> checker_;  ///< active checks, on the main thread
   std::unique_ptr<admin::AdminApi> admin_api_;
   std::shared_ptr<admin::AdminServer> admin_;
   /// Where each of `config_->listeners` listens (in order), once bound.

@@ -115,6 +115,41 @@ json to_json(const BreakerConfig& breaker) {
           {"buckets", breaker.buckets},       {"failure_statuses", breaker.failure_statuses}};
 }
 
+json to_json(const HealthCheckConfig& check) {
+  return {{"path", check.path},
+          {"interval_ms", check.interval.count()},
+          {"timeout_ms", check.timeout.count()},
+          {"healthy_threshold", check.healthy_threshold},
+          {"unhealthy_threshold", check.unhealthy_threshold},
+          {"expected_statuses", check.expected_statuses}};
+}
+
+json to_json(const OutlierConfig& outlier) {
+  return {{"consecutive_failures", outlier.consecutive_failures},
+          {"base_ejection_ms", outlier.base_ejection.count()},
+          {"max_ejection_percent", outlier.max_ejection_percent}};
+}
+
+json to_json(const RetryConfig& retry) {
+  json on = json::array();
+  for (const auto& [enabled, word] :
+       {std::pair{retry.on_connect_error, "connect_error"}, std::pair{retry.on_reset, "reset"},
+        std::pair{retry.on_timeout, "timeout"}}) {
+    if (enabled) {
+      on.push_back(word);
+    }
+  }
+  for (const int status : retry.on_statuses) {
+    on.push_back(status);
+  }
+  return {{"attempts", retry.attempts},
+          {"on", std::move(on)},
+          {"backoff_ms", retry.backoff.count()},
+          {"budget_percent", retry.budget_percent},
+          {"min_retry_concurrency", retry.min_retry_concurrency},
+          {"non_idempotent", retry.non_idempotent}};
+}
+
 json endpoints_json(const BackendConfig& backend) {
   json list = json::array();
   for (const auto& endpoint : backend.endpoints) {
@@ -138,6 +173,15 @@ json to_json(const BackendConfig& backend) {
                   {"server_name", optional_string(tls.server_name)},
                   {"cert", optional_string(tls.cert)},
                   {"key", optional_string(tls.key)}};
+  }
+  if (backend.health_check) {
+    out["health_check"] = to_json(*backend.health_check);
+  }
+  if (backend.outlier) {
+    out["outlier"] = to_json(*backend.outlier);
+  }
+  if (backend.retry) {
+    out["retry"] = to_json(*backend.retry);
   }
   return out;
 }

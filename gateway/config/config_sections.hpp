@@ -46,6 +46,11 @@ std::map<std::string, BackendConfig> parse_backends(ObjectReader& root);
 std::vector<RouteConfig> parse_routes(ObjectReader& root, bool merge_slashes,
                                       const KnownNames& backends, const KnownNames& policies);
 
+// health_sections.cpp: a backend's `health_check`, `outlier` and `retry` objects.
+HealthCheckConfig parse_health_check(ObjectReader& reader);
+OutlierConfig parse_outlier(ObjectReader& reader);
+RetryConfig parse_retry(ObjectReader& reader);
+
 // Shared rules.
 inline constexpr std::string_view kInvalidName =
     "invalid name: use 1-64 characters from A-Z a-z 0-9 _ -";

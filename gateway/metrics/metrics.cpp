@@ -4,12 +4,15 @@
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
+#include <set>
 
 namespace sluice::metrics {
 namespace {
 
 constexpr std::array<std::string_view, kUpstreamOutcomes> kOutcomeNames{
     "success", "failure", "timeout", "connect_error", "reset"};
+constexpr std::array<std::string_view, kRetryResults> kRetryNames{"attempted", "succeeded",
+                                                                  "budget_exhausted"};
 constexpr std::array<std::string_view, kLimitResults> kResultNames{"allowed", "limited",
                                                                    "shadow_limited"};
 
@@ -109,6 +112,20 @@ Metrics::Metrics(std::string_view version) : registry_(std::make_shared<promethe
   access_log_dropped_ = &build(BuildCounter(), "sluice_access_log_dropped_total",
                                "Access log lines lost because the writer could not keep up.", r)
                              .Add({});
+  retries_ = &build(BuildCounter(), "sluice_retries_total",
+                    "Retries of upstream requests, by backend and result (attempted, succeeded, "
+                    "budget_exhausted).",
+                    r);
+  panic_picks_ = &build(BuildCounter(), "sluice_endpoint_panic_picks_total",
+                        "Endpoint picks made among all endpoints because none was pickable "
+                        "(panic), by backend.",
+                        r);
+  endpoint_healthy_ = &build(BuildGauge(), "sluice_endpoint_healthy",
+                             "1 while an endpoint is pickable (healthy), 0 while it is unhealthy, "
+                             "ejected or draining; by backend and endpoint.",
+                             r);
+  endpoint_ejections_ = &build(BuildCounter(), "sluice_endpoint_ejections_total",
+                               "Outlier ejections, by backend and endpoint.", r);
   build(BuildGauge(), "sluice_build_info", "Build information; the value is always 1.", r)
       .Add({{"version", std::string(version)}})
       .Set(1);
@@ -146,6 +163,10 @@ BackendMetrics& Metrics::backend(std::string_view name) {
     slot->window_accepts = &window_accepts_->Add({{"backend", b}});
     slot->connections_active = &upstream_connections_->Add({{"backend", b}, {"state", "active"}});
     slot->connections_idle = &upstream_connections_->Add({{"backend", b}, {"state", "idle"}});
+    for (std::size_t i = 0; i < kRetryResults; ++i) {
+      slot->retries[i] = &retries_->Add({{"backend", b}, {"result", std::string(kRetryNames[i])}});
+    }
+    slot->panic_picks = &panic_picks_->Add({{"backend", b}});
   }
   return *slot;
 }
@@ -196,7 +217,60 @@ void Metrics::remove_backend(std::string_view name) {
   window_accepts_->Remove(b.window_accepts);
   upstream_connections_->Remove(b.connections_active);
   upstream_connections_->Remove(b.connections_idle);
+  for (auto* counter : b.retries) {
+    retries_->Remove(counter);
+  }
+  panic_picks_->Remove(b.panic_picks);
   backends_.erase(it);
+  panic_published_.erase(std::string(name));
+  if (const auto series = endpoints_.find(name); series != endpoints_.end()) {
+    for (auto& [endpoint, s] : series->second) {
+      endpoint_healthy_->Remove(s.healthy);
+      endpoint_ejections_->Remove(s.ejections);
+    }
+    endpoints_.erase(series);
+  }
+}
+
+void Metrics::publish_endpoints(std::string_view backend,
+                                const std::vector<EndpointSample>& samples,
+                                std::uint64_t panic_picks) {
+  std::lock_guard lock(mutex_);
+  const auto owner = backends_.find(backend);
+  if (owner == backends_.end()) {
+    return;  // removed meanwhile: its series are gone
+  }
+  const std::string b(backend);
+  auto& published = panic_published_[b];
+  if (panic_picks > published) {
+    owner->second->panic_picks->Increment(static_cast<double>(panic_picks - published));
+  }
+  published = panic_picks;
+  auto& series = endpoints_[b];
+  std::set<std::string, std::less<>> present;
+  for (const auto& sample : samples) {
+    present.insert(sample.endpoint);
+    auto& s = series[sample.endpoint];
+    if (s.healthy == nullptr) {
+      const prometheus::Labels labels{{"backend", b}, {"endpoint", sample.endpoint}};
+      s.healthy = &endpoint_healthy_->Add(labels);
+      s.ejections = &endpoint_ejections_->Add(labels);
+    }
+    s.healthy->Set(sample.healthy ? 1 : 0);
+    if (sample.ejections > s.published) {
+      s.ejections->Increment(static_cast<double>(sample.ejections - s.published));
+    }
+    s.published = sample.ejections;
+  }
+  for (auto it = series.begin(); it != series.end();) {
+    if (present.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    endpoint_healthy_->Remove(it->second.healthy);
+    endpoint_ejections_->Remove(it->second.ejections);
+    it = series.erase(it);
+  }
 }
 
 void Metrics::remove_policy(std::string_view name) {

@@ -68,6 +68,18 @@ struct ConnectionCounts {
   std::atomic<std::int64_t> idle{0};
 };
 
+/// The `result` of `sluice_retries_total`: a retry sent, a retry that got an answer the retry
+/// policy accepts, a retry wanted but refused by the budget.
+enum class RetryResult { kAttempted, kSucceeded, kBudgetExhausted };
+inline constexpr std::size_t kRetryResults = 3;
+
+/// One endpoint's health as the scrape publishes it (Metrics::publish_endpoints()).
+struct EndpointSample {
+  std::string endpoint;
+  bool healthy = true;
+  std::uint64_t ejections = 0;  ///< since the gateway started; only its growth is counted
+};
+
 /// The metrics of one backend. Thread-safe; the references stay valid for the life of Metrics.
 struct BackendMetrics {
   std::array<prometheus::Counter*, kUpstreamOutcomes> upstream{};
@@ -78,12 +90,15 @@ struct BackendMetrics {
   prometheus::Gauge* window_accepts = nullptr;
   prometheus::Gauge* connections_active = nullptr;
   prometheus::Gauge* connections_idle = nullptr;
+  std::array<prometheus::Counter*, kRetryResults> retries{};  ///< by RetryResult
+  prometheus::Counter* panic_picks = nullptr;
   /// Kept by the data path and copied into the two gauges above at scrape time. Shared: an
   /// upstream connection holds the counts it is in, so a pooled connection of a backend a
   /// reload removed can still leave them after the backend's series are gone.
   std::shared_ptr<ConnectionCounts> connections = std::make_shared<ConnectionCounts>();
 
   void count(UpstreamOutcome outcome) { upstream[static_cast<std::size_t>(outcome)]->Increment(); }
+  void count(RetryResult result) { retries[static_cast<std::size_t>(result)]->Increment(); }
 };
 
 /// The metrics of one rate-limit policy. Thread-safe.
@@ -111,6 +126,11 @@ class Metrics {
   void remove_route(std::string_view route, std::string_view backend);
   void remove_backend(std::string_view name);
   void remove_policy(std::string_view name);
+  /// Sets `sluice_endpoint_healthy` and grows `sluice_endpoint_ejections_total` of `backend`'s
+  /// endpoints to `samples`, removes the series of its endpoints not in them, and grows
+  /// `sluice_endpoint_panic_picks_total` to `panic_picks` (a scrape hook calls this).
+  void publish_endpoints(std::string_view backend, const std::vector<EndpointSample>& samples,
+                         std::uint64_t panic_picks);
   /// `sluice_store_operations_total{store, result}` for result ok, error, timeout.
   prometheus::Counter& store_operation(std::string_view store, std::string_view result);
   prometheus::Gauge& store_fallback(std::string_view store);
@@ -153,11 +173,22 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* reloads_;
   prometheus::Family<prometheus::Counter>* admin_changes_;
   prometheus::Counter* access_log_dropped_;
+  prometheus::Family<prometheus::Counter>* retries_;
+  prometheus::Family<prometheus::Counter>* panic_picks_;
+  prometheus::Family<prometheus::Gauge>* endpoint_healthy_;
+  prometheus::Family<prometheus::Counter>* endpoint_ejections_;
+  struct EndpointSeries {
+    prometheus::Gauge* healthy = nullptr;
+    prometheus::Counter* ejections = nullptr;
+    std::uint64_t published = 0;
+  };
 
   std::mutex mutex_;  // the maps below and the hooks; never on the data path
   std::map<std::pair<std::string, std::string>, std::unique_ptr<RouteMetrics>> routes_;
   std::map<std::string, std::unique_ptr<BackendMetrics>, std::less<>> backends_;
   std::map<std::string, std::unique_ptr<PolicyMetrics>, std::less<>> policies_;
+  std::map<std::string, std::map<std::string, EndpointSeries>, std::less<>> endpoints_;
+  std::map<std::string, std::uint64_t, std::less<>> panic_published_;
   std::vector<std::function<void()>> hooks_;
 };
 

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "gateway/config/config.hpp"
+#include "gateway/core/clock.hpp"
+#include "gateway/health/endpoint_health.hpp"
 
 namespace sluice::proxy {
 
@@ -18,21 +20,27 @@ struct BalanceCursor {
   std::uint64_t random() noexcept;
 };
 
-/// Chooses an endpoint of one backend (docs/behaviour.md "Upstreams"): `round_robin` (per worker
-/// thread), `random`, or `least_request`: the power of two choices on in-flight requests, counted
-/// across all threads. Thread-safe; in-flight counts are atomics on separate cache lines.
+/// Chooses an endpoint of one backend among the pickable ones (docs/endpoint-health.md
+/// "Balancing"): `round_robin` (per worker thread), `random`, or `least_request`: the power of
+/// two choices on in-flight requests, counted across all threads. The choice is made among the
+/// pickable endpoints only, so each keeps an equal share when others drop out; when none is
+/// pickable, among all (panic, logged once per episode and counted). Thread-safe; the in-flight
+/// counts and states live in the backend's EndpointHealth (shared across config versions).
 class Balancer {
  public:
-  Balancer(config::Balance policy, std::size_t endpoints);
+  /// `health` has one slot per endpoint of the backend; `backend` names it in the panic log.
+  Balancer(config::Balance policy, std::shared_ptr<health::EndpointHealth> health,
+           std::string backend);
 
-  /// An endpoint index; `avoid` (if < size) is skipped when another endpoint exists.
-  [[nodiscard]] std::size_t pick(BalanceCursor& cursor, std::size_t avoid) const noexcept;
+  /// An endpoint index; `avoid` (if < size) is skipped when another pickable endpoint exists.
+  [[nodiscard]] std::size_t pick(BalanceCursor& cursor, std::size_t avoid,
+                                 core::TimePoint now) const noexcept;
 
   /// Counts a request in flight to `endpoint` for as long as it lives.
   class InFlight {
    public:
     InFlight() = default;
-    InFlight(const Balancer* balancer, std::size_t endpoint) noexcept;
+    InFlight(const health::EndpointHealth* health, std::size_t endpoint) noexcept;
     InFlight(InFlight&& other) noexcept;
     InFlight& operator=(InFlight&& other) noexcept;
     InFlight(const InFlight&) = delete;
@@ -41,22 +49,32 @@ class Balancer {
 
    private:
     void release() noexcept;
-    const Balancer* balancer_ = nullptr;
+    const health::EndpointHealth* health_ = nullptr;
     std::size_t endpoint_ = 0;
   };
-  [[nodiscard]] InFlight track(std::size_t endpoint) const noexcept { return {this, endpoint}; }
+  [[nodiscard]] InFlight track(std::size_t endpoint) const noexcept {
+    return {health_.get(), endpoint};
+  }
   [[nodiscard]] std::uint32_t in_flight(std::size_t endpoint) const noexcept {
-    return loads_[endpoint].value.load(std::memory_order_relaxed);
+    return health_->in_flight(endpoint);
   }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] health::EndpointHealth& health() const noexcept { return *health_; }
 
  private:
-  struct alignas(64) Load {
-    mutable std::atomic<std::uint32_t> value{0};
-  };
+  /// The `k`-th of the endpoints `usable` accepts.
+  template <typename Usable>
+  [[nodiscard]] std::size_t nth(std::size_t k, Usable usable) const noexcept;
+  /// One of the `count` endpoints `usable` accepts, by the policy.
+  template <typename Usable>
+  [[nodiscard]] std::size_t choose(BalanceCursor& cursor, std::size_t count,
+                                   Usable usable) const noexcept;
+  void enter_panic() const noexcept;
+
   config::Balance policy_;
+  std::shared_ptr<health::EndpointHealth> health_;
+  std::string backend_;
   std::size_t size_;
-  std::unique_ptr<Load[]> loads_;  // NOLINT(modernize-avoid-c-arrays): sized at run time
 };
 
 }  // namespace sluice::proxy

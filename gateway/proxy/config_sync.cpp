@@ -22,6 +22,7 @@ Bindings ConfigSync::apply(const config::Config& config) {
   }
   for (const auto& [name, backend] : config.backends) {
     b.breakers.emplace(name, breakers_.sync(name, breaker_params(backend.breaker)));
+    b.health.emplace(name, health_.sync(name, backend));
     b.backend_metrics.emplace(name, &metrics_.backend(name));
   }
   for (const auto& r : config.routes) {
@@ -46,6 +47,7 @@ void ConfigSync::retire(const config::Config& previous, std::shared_ptr<const co
     backends.insert(name);
   }
   breakers_.retain(backends);
+  health_.retain(backends);
   for (const auto& [name, backend] : previous.backends) {
     if (!backends.contains(name)) {
       retired.backends.push_back(name);

@@ -10,6 +10,7 @@
 
 #include "gateway/breaker/breaker_registry.hpp"
 #include "gateway/config/config.hpp"
+#include "gateway/health/health_registry.hpp"
 #include "gateway/metrics/metrics.hpp"
 #include "gateway/proxy/snapshot.hpp"
 #include "gateway/store/limit_store.hpp"
@@ -20,7 +21,8 @@ namespace sluice::proxy {
 /// what a new version no longer has (docs/architecture.md, "Config versions"):
 /// - apply(): every policy is applied to the store (the counts of existing policies survive; a
 ///   new window shape carries each key's total over), every backend's breaker is created or
-///   retuned in place, every route/backend/policy gets its metric series;
+///   retuned in place, every backend's endpoint health synced (docs/endpoint-health.md), every
+///   route/backend/policy gets its metric series;
 /// - retire(): policies the new version lacks leave the store at once (a request still on the
 ///   old snapshot is admitted), breakers of vanished backends are forgotten (the old snapshot
 ///   keeps them alive), and their metric series are removed by collect() once the old snapshot
@@ -29,8 +31,8 @@ namespace sluice::proxy {
 class ConfigSync {
  public:
   ConfigSync(store::LimitStore& store, breaker::BreakerRegistry& breakers,
-             metrics::Metrics& metrics)
-      : store_(store), breakers_(breakers), metrics_(metrics) {}
+             health::HealthRegistry& health, metrics::Metrics& metrics)
+      : store_(store), breakers_(breakers), health_(health), metrics_(metrics) {}
 
   [[nodiscard]] Bindings apply(const config::Config& config);
 
@@ -57,6 +59,7 @@ class ConfigSync {
 
   store::LimitStore& store_;
   breaker::BreakerRegistry& breakers_;
+  health::HealthRegistry& health_;
   metrics::Metrics& metrics_;
   std::shared_ptr<const config::Config> current_;
   std::vector<Retired> pending_;

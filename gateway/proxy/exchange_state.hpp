@@ -172,10 +172,11 @@ Task<boost::system::error_code> connect(Exchange<Down, Up>& x) {
 template <typename Down, typename Up>
 bool take_pooled(Exchange<Down, Up>& x, int attempt) {
   if (attempt == 0) {
-    x.endpoint = x.backend.balancer().pick(x.up.cursor, x.backend.endpoints().size());
+    x.endpoint =
+        x.backend.balancer().pick(x.up.cursor, x.backend.endpoints().size(), x.ctx.started);
   } else {
     // Nothing was sent: another endpoint is safe to try (nginx's proxy_next_upstream error).
-    x.endpoint = x.backend.balancer().pick(x.up.cursor, x.endpoint);
+    x.endpoint = x.backend.balancer().pick(x.up.cursor, x.endpoint, x.up.clock.now());
   }
   if (auto pooled = x.up.pool.checkout(x.endpoint_ref().label, x.endpoint_ref().tls.get())) {
     x.conn = std::move(pooled);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "gateway/config/endpoint.hpp"
+#include "gateway/health/health_registry.hpp"
 
 namespace sluice::proxy {
 namespace {
@@ -30,6 +31,18 @@ std::shared_ptr<const tls::ClientTls> backend_tls(const Bindings& bindings,
                                                   const std::string& backend) {
   const auto it = bindings.backend_tls.find(backend);
   return it == bindings.backend_tls.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<health::EndpointHealth> endpoint_health(const Bindings& bindings,
+                                                        const std::string& backend,
+                                                        const config::BackendConfig& config) {
+  const auto it = bindings.health.find(backend);
+  if (it != bindings.health.end()) {
+    return it->second;
+  }
+  auto own = std::make_shared<health::EndpointHealth>(health::endpoint_labels(config));
+  own->configure(config.outlier, config.health_check);
+  return own;
 }
 
 std::vector<Route> compile_routes(const config::Config& config,
@@ -129,7 +142,7 @@ Backend::Backend(std::string name, const config::BackendConfig& config, const Bi
     : name_(std::move(name)),
       config_(config),
       endpoints_(compile_endpoints(config.endpoints, backend_tls(bindings, name_))),
-      balancer_(config.balance, endpoints_.size()),
+      balancer_(config.balance, endpoint_health(bindings, name_, config), name_),
       breaker_(bindings.breakers.at(name_)),
       metrics_(bindings.backend_metrics.at(name_)),
       unavailable_body_(R"({"error":"backend_unavailable","backend":)" + json_string(name_) + "}") {

@@ -34,6 +34,9 @@ struct Bindings {
   std::map<std::string, metrics::PolicyMetrics*, std::less<>> policy_metrics;
   std::map<std::pair<std::string, std::string>, metrics::RouteMetrics*> route_metrics;
   metrics::RouteMetrics* unrouted = nullptr;  ///< route="none", backend="none"
+  /// Each backend's endpoint health (shared across versions; a backend missing here gets a
+  /// fresh one of its own).
+  std::map<std::string, std::shared_ptr<health::EndpointHealth>, std::less<>> health;
   /// The client TLS of each backend that speaks TLS (loaded from its files by the gateway).
   std::map<std::string, std::shared_ptr<const tls::ClientTls>, std::less<>> backend_tls;
 };
@@ -50,6 +53,7 @@ class Backend {
     return endpoints_;
   }
   [[nodiscard]] const Balancer& balancer() const noexcept { return balancer_; }
+  [[nodiscard]] health::EndpointHealth& health() const noexcept { return balancer_.health(); }
   /// The backend's breaker (the same object across config versions).
   [[nodiscard]] breaker::AdaptiveBreaker& breaker() const noexcept { return *breaker_; }
   [[nodiscard]] metrics::BackendMetrics& metrics() const noexcept { return *metrics_; }

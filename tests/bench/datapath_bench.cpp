@@ -162,7 +162,7 @@ class Gateway {
         store_(clock_, store::MemoryStore::Options{}),
         breakers_(clock_, random_),
         metrics_("bench"),
-        sync_(store_, breakers_, metrics_),
+        sync_(store_, breakers_, health_, metrics_),
         snapshots_(std::make_shared<const proxy::Snapshot>(config_, sync_.apply(*config_))),
         gate_(10000),
         access_log_(config_->access_log),
@@ -217,6 +217,7 @@ class Gateway {
   std::shared_ptr<const config::Config> config_;
   store::MemoryStore store_;
   breaker::BreakerRegistry breakers_;
+  health::HealthRegistry health_;
   metrics::Metrics metrics_;
   proxy::ConfigSync sync_;
   proxy::SnapshotSource snapshots_;

@@ -67,6 +67,9 @@ CONTRACT_METRICS = [
     "sluice_build_info",
     "sluice_tls_handshakes_total",
     "sluice_tls_certificate_expiry_timestamp_seconds",
+    "sluice_endpoint_healthy",
+    "sluice_endpoint_ejections_total",
+    "sluice_retries_total",
 ]
 EXPECTED_ALERTS = {
     "SluiceDown", "SluiceUserHeavilyLimited", "SluiceBreakerDropping", "SluiceUpstreamErrorRatio",

@@ -98,7 +98,7 @@ class ProxyWorld {
         store_(clock, store::MemoryStore::Options{}),
         breakers_(clock, random),
         metrics("test"),
-        sync_(store_, breakers_, metrics),
+        sync_(store_, breakers_, health_, metrics),
         snapshots_(std::make_shared<const proxy::Snapshot>(config_, sync_.apply(*config_))),
         gate(1000),
         access_log_(config_->access_log),
@@ -147,6 +147,7 @@ class ProxyWorld {
   std::shared_ptr<const config::Config> config_;
   store::MemoryStore store_;
   breaker::BreakerRegistry breakers_;
+  health::HealthRegistry health_;
 
  public:
   metrics::Metrics metrics;

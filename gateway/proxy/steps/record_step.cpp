@@ -1,10 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/proxy/steps/record_step.hpp"
 
+#include "gateway/log/logging.hpp"
 #include "gateway/proxy/identity.hpp"
 #include "gateway/proxy/steps/limit_step.hpp"
 
 namespace sluice::proxy {
+
+void note_endpoint_result(const Backend& backend, const UpstreamEndpoint& endpoint, bool failed,
+                          core::TimePoint now) {
+  const auto index = static_cast<std::size_t>(&endpoint - backend.endpoints().data());
+  if (backend.health().record(index, failed, now)) {
+    log::get("health")->warn(
+        "endpoint ejected backend={} endpoint={} consecutive_failures={} (outlier detection)",
+        backend.name(), endpoint.label, backend.config().outlier->consecutive_failures);
+  }
+}
+
 namespace {
 
 void record_upstream(RequestContext& ctx, core::TimePoint now) {
@@ -17,6 +29,9 @@ void record_upstream(RequestContext& ctx, core::TimePoint now) {
   const OutcomeRow row = classify(o.upstream, backend.is_failure(o.upstream_status));
   if (row.metric) {
     m.count(*row.metric);
+  }
+  if (o.endpoint != nullptr && row.breaker != BreakerRecord::kNothing) {
+    note_endpoint_result(backend, *o.endpoint, row.breaker == BreakerRecord::kFailure, now);
   }
   if (!ctx.admission) {
     return;

@@ -25,6 +25,13 @@ void record_step(RequestContext& ctx, core::TimePoint now, const Peer& peer,
 /// window and the upstream series see the `101` at once, not when the tunnel ends hours later.
 void record_tunnel_start(RequestContext& ctx, core::TimePoint now);
 
+/// Feeds one upstream attempt's result (`failed` by the breaker's failure definition) to the
+/// backend's outlier detection (docs/endpoint-health.md "Outlier ejection"), and logs an
+/// ejection it causes. record_step() does this for the request's last attempt; a retry does it
+/// for the attempts before.
+void note_endpoint_result(const Backend& backend, const UpstreamEndpoint& endpoint, bool failed,
+                          core::TimePoint now);
+
 /// Copies what the log line needs of the head (method, path, host, and the client address when
 /// the peer is a trusted proxy) while the head's bytes are still there. Call right after
 /// parsing, when the access log is on.

@@ -89,6 +89,10 @@ TEST_F(MetricsTest, ServesEveryFamilyWithItsTypeAsPrometheusText) {
       {"sluice_config_reloads_total", "counter"},
       {"sluice_access_log_dropped_total", "counter"},
       {"sluice_build_info", "gauge"},
+      {"sluice_endpoint_healthy", "gauge"},
+      {"sluice_endpoint_ejections_total", "counter"},
+      {"sluice_endpoint_panic_picks_total", "counter"},
+      {"sluice_retries_total", "counter"},
   };
   for (const auto& [family, type] : families) {
     EXPECT_EQ(s.type(family), type) << family;
@@ -118,6 +122,10 @@ TEST_F(MetricsTest, ServesEveryFamilyWithItsTypeAsPrometheusText) {
       {"sluice_admin_changes_total", {"resource"}},
       {"sluice_access_log_dropped_total", {}},
       {"sluice_build_info", {"version"}},
+      {"sluice_endpoint_healthy", {"backend", "endpoint"}},
+      {"sluice_endpoint_ejections_total", {"backend", "endpoint"}},
+      {"sluice_endpoint_panic_picks_total", {"backend"}},
+      {"sluice_retries_total", {"backend", "result"}},
   };
   for (const Scrape::Series& series : s.series()) {
     if (!series.name.starts_with("sluice_")) {

@@ -66,7 +66,8 @@ class ConfigSyncTest : public ::testing::Test {
   store::MemoryStore store_{clock_, store::MemoryStore::Options{}};
   breaker::BreakerRegistry breakers_{clock_, random_};
   metrics::Metrics metrics_{"test"};
-  ConfigSync sync_{store_, breakers_, metrics_};
+  health::HealthRegistry health_;
+  ConfigSync sync_{store_, breakers_, health_, metrics_};
 };
 
 TEST_F(ConfigSyncTest, BindsEveryPolicyBackendAndRoute) {
