@@ -64,6 +64,12 @@ class AdaptiveBreaker : public std::enable_shared_from_this<AdaptiveBreaker> {
   void record(Outcome outcome, core::TimePoint now);
 
   [[nodiscard]] BreakerSnapshot snapshot();
+  /// The drop probability last published (by the last admission, outcome or retune): what
+  /// the next admission decides on, without the mutex. A retry is never sent while it is above
+  /// 0 (docs/endpoint-health.md "Retries").
+  [[nodiscard]] double published_drop_probability() const noexcept {
+    return published_p_.load(std::memory_order_relaxed);
+  }
   [[nodiscard]] BreakerParams params() const;
   /// Applies new tuning at once. A new window shape carries the window's counts over into the
   /// new current bucket.

@@ -168,12 +168,7 @@ BackendConfig parse_backend(ObjectReader& reader) {
   reader.nested("health_check",
                 [&](ObjectReader& nested) { backend.health_check = parse_health_check(nested); });
   reader.nested("outlier", [&](ObjectReader& nested) { backend.outlier = parse_outlier(nested); });
-  if (reader.nested("retry", [&](ObjectReader& nested) { backend.retry = parse_retry(nested); })) {
-    // Read and checked, but refused until the data path retries (docs/endpoint-health.md
-    // "Retries"): a setting that silently did nothing would mislead.
-    reader.report("retry", "retries are not available in this version yet");
-    backend.retry.reset();
-  }
+  reader.nested("retry", [&](ObjectReader& nested) { backend.retry = parse_retry(nested); });
   return backend;
 }
 

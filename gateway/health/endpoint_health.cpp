@@ -144,6 +144,21 @@ bool EndpointHealth::eject_locked(Slot& slot, core::TimePoint now) {
   return true;
 }
 
+bool EndpointHealth::start_retry(std::uint32_t min_concurrency, std::uint32_t percent) noexcept {
+  std::uint64_t active = 0;
+  for (std::size_t i = 0; i < labels_.size(); ++i) {
+    active += slots_[i].in_flight.load(std::memory_order_relaxed);
+  }
+  const auto budget = std::max<std::uint64_t>(min_concurrency, active * percent / 100);
+  std::uint32_t current = retries_.load(std::memory_order_relaxed);
+  do {
+    if (current >= budget) {
+      return false;
+    }
+  } while (!retries_.compare_exchange_weak(current, current + 1, std::memory_order_relaxed));
+  return true;
+}
+
 CheckChange EndpointHealth::check_result(std::size_t i, bool passed) {
   std::lock_guard lock(mutex_);
   if (!check_ || i >= labels_.size()) {

@@ -89,6 +89,15 @@ class EndpointHealth {
   }
   void count_panic() noexcept { panics_.fetch_add(1, std::memory_order_relaxed); }
 
+  /// Takes a slot for one retry in flight if retries in flight stay within
+  /// max(`min_concurrency`, `percent`% of the requests in flight to every endpoint). False when
+  /// the budget is spent. Pair with end_retry().
+  bool start_retry(std::uint32_t min_concurrency, std::uint32_t percent) noexcept;
+  void end_retry() noexcept { retries_.fetch_sub(1, std::memory_order_relaxed); }
+  [[nodiscard]] std::uint32_t retries_in_flight() const noexcept {
+    return retries_.load(std::memory_order_relaxed);
+  }
+
   // The health checker.
   /// Records an active check's result against the thresholds.
   CheckChange check_result(std::size_t i, bool passed);
@@ -127,6 +136,7 @@ class EndpointHealth {
   std::atomic<std::uint32_t> out_{0};  ///< endpoints unhealthy, draining or ejected
   std::atomic<std::uint32_t> outlier_threshold_{0};  ///< 0: outlier ejection off
   std::atomic<bool> panic_{false};
+  std::atomic<std::uint32_t> retries_{0};
   std::atomic<std::uint64_t> panics_{0};
   mutable std::mutex mutex_;
   std::optional<config::OutlierConfig> outlier_;

@@ -160,6 +160,7 @@ void AccessLog::append(const AccessRecord& r, std::string& out) {
   } else {
     out += ",\"upstream_ms\":null";
   }
+  fmt::format_to(std::back_inserter(out), ",\"attempts\":{}", r.attempts);
   append_field(out, "limit", r.limit);
   append_field(out, "breaker", r.breaker);
   append_field(out, "client_ip", r.client_ip);

@@ -34,6 +34,7 @@ struct AccessRecord {
   std::uint64_t bytes_out = 0;  ///< response body bytes sent to the client
   double duration_ms = 0;
   std::optional<double> upstream_ms;      ///< from sending upstream to its response header
+  unsigned attempts = 0;                  ///< upstream attempts (0: never sent upstream)
   std::string_view limit = "none";        ///< allowed | limited | shadow_limited | none
   std::string_view breaker = "off";       ///< pass | dropped | off
   std::string_view client_ip;             ///< the client as identified (through trusted proxies)

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <optional>
 
-#include "gateway/proxy/exchange_duplex.hpp"
+#include "gateway/proxy/exchange_retry.hpp"
 
 namespace sluice::proxy {
 
@@ -86,60 +86,101 @@ Task<RelayResult> respond_rest(Exchange<Down, Up>& x, WriteStart started, bool c
 ///   before the head -> 502 `upstream_reset`; one failing mid-body cuts the client connection;
 /// - a reused connection that turns out closed is retried once on a fresh connection when the
 ///   request is idempotent or nothing could be sent;
+/// - with the backend's `retry`, a failed attempt (connect error, reset, timeout, or a status
+///   `retry.on` names) is sent again to another endpoint when detail::retry() allows it
+///   (docs/endpoint-health.md "Retries"); `ctx.outcome.attempts` counts the attempts;
 /// - a `101` accepting a forwarded upgrade turns both connections into a tunnel (tunnel()).
 /// Fills `ctx.outcome` and `ctx.keep_alive`; writes every byte the client gets, a gateway
 /// error included. The common case (a pooled connection, a small request and response) runs in
 /// this one coroutine: its helpers are plain functions until something must wait longer.
 /// Runs on the worker's thread; never throws.
+// GCC 12 reports -Wmismatched-new-delete on this coroutine's own frame once its body has a
+// loop: Asio's awaitable_frame_base defines both the operator new and the operator delete the
+// frame uses, so the pairing is right; the warning is GCC's inliner losing track of that.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 template <typename Down, typename Up>
 Task<void> exchange(RequestContext& ctx, Downstream<Down> down, UpstreamContext<Up>& up) {
   // The common case (a pooled connection, a small request and response) suspends only for the
   // response head; the helpers are plain functions, so this frame stays small enough for Asio
   // to recycle it (docs/architecture.md, "Memory").
   detail::Exchange<Down, Up> x(ctx, down, up);
-  if (!detail::take_pooled(x, 0)) {
-    co_await detail::connect_any(x);
-  }
-  ctx.outcome.endpoint = &x.endpoint_ref();
-  if (!x.conn) {
-    down.buffer.consume(ctx.head().size);
-    co_await detail::fail(x, GatewayError::kUpstreamConnect);
-    co_return;
-  }
-  x.conn->mark_active(x.backend.metrics());
-  x.in_flight.emplace(x.backend.balancer().track(x.endpoint));
-  if (detail::expects_continue(x) && !co_await detail::send_continue(x)) {
-    x.close_upstream();
-    ctx.outcome.answer_complete = false;
-    co_return;
-  }
-  detail::compose_request(x);
-  if (detail::body_streams(x)) {
-    co_await detail::duplex(x);
-    co_return;
-  }
-  // The body is absent or already buffered: everything in one write, then the response.
-  boost::system::error_code ec;
-  if (!detail::send_request_now(x, ec)) {
-    ec = co_await detail::send_rest(x, x.sent.written, x.sent_at);
-  }
-  if (!ec) {
-    x.up_read.arm(x.sent_at + x.timeout());
-    detail::new_response(x);
-    std::size_t scanned = 0;  // the response head, as read_response_head() without its frame
-    while (!detail::response_head_ready(x, scanned, ec)) {
-      // The watching read, pending since the connection was pooled: no system call of its own.
-      auto [rec, n] = co_await x.conn->async_receive(pooled(up.ops));
-      if (rec) {
-        ec = x.up_read.expired() ? boost::system::error_code(beast::error::timeout) : rec;
-        break;
+  ctx.outcome.attempts = 1;
+  for (;;) {  // one pass per attempt; a retry (exchange_retry.hpp) goes round again
+    if (!detail::take_pooled(x, ctx.outcome.attempts > 1 ? 1 : 0)) {
+      co_await detail::connect_any(x);
+    }
+    ctx.outcome.endpoint = &x.endpoint_ref();
+    if (!x.conn) {
+      if (co_await detail::retry(x, UpstreamResult::kConnectError, 0)) {
+        continue;
+      }
+      down.buffer.consume(ctx.head().size);
+      co_await detail::fail(x, GatewayError::kUpstreamConnect);
+      co_return;
+    }
+    x.conn->mark_active(x.backend.metrics());
+    x.in_flight.emplace(x.backend.balancer().track(x.endpoint));
+    boost::system::error_code ec;
+    if (x.request_parsed == 0) {  // the first attempt to get this far composes the request
+      if (detail::expects_continue(x) && !co_await detail::send_continue(x)) {
+        x.close_upstream();
+        ctx.outcome.answer_complete = false;
+        co_return;
+      }
+      detail::compose_request(x);
+      if (detail::body_streams(x)) {
+        co_await detail::duplex(x);
+        co_return;
+      }
+      // The body is absent or already buffered: everything in one write, then the response.
+      if (!detail::send_request_now(x, ec)) {
+        ec = co_await detail::send_rest(x, x.sent.written, x.sent_at);
+      }
+    } else {  // a retry: the same bytes again (ctx.up_out still holds them)
+      x.sent_at = up.clock.now();
+      ec = co_await detail::send_rest(x, 0, x.sent_at);
+      x.request_write_failed = static_cast<bool>(ec);
+    }
+    if (!ec) {
+      x.up_read.arm(x.sent_at + x.timeout());
+      detail::new_response(x);
+      std::size_t scanned = 0;  // the response head, as read_response_head() without its frame
+      while (!detail::response_head_ready(x, scanned, ec)) {
+        // The watching read, pending since the connection was pooled: no system call of its own.
+        auto [rec, n] = co_await x.conn->async_receive(pooled(up.ops));
+        if (rec) {
+          ec = x.up_read.expired() ? boost::system::error_code(beast::error::timeout) : rec;
+          break;
+        }
+      }
+      x.up_read.disarm();
+    }
+    if (ec) {
+      const auto failed =
+          co_await detail::sequential_failed(x, x.request_parsed, x.request_write_failed, ec);
+      if (!failed) {
+        co_return;  // a fresh connection answered
+      }
+      if (co_await detail::retry(x, detail::result_of(*failed), 0)) {
+        continue;
+      }
+      down.buffer.consume(x.request_parsed);
+      co_await detail::fail(x, *failed);
+      co_return;
+    }
+    const auto& retry = x.backend.config().retry;
+    const unsigned status = ctx.response->head().status;
+    if (retry && detail::retry_on(*retry, UpstreamResult::kResponse, status)) {
+      // (Awaited apart from the condition: GCC 12 miscompiles co_await inside &&.)
+      const bool again = co_await detail::retry(x, UpstreamResult::kResponse, status);
+      if (again) {
+        continue;
       }
     }
-    x.up_read.disarm();
-  }
-  if (ec) {
-    co_await detail::sequential_failed(x, x.request_parsed, x.request_write_failed, ec);
-    co_return;
+    break;
   }
   if (detail::switches_protocols(x)) {
     down.buffer.consume(x.request_parsed);
@@ -159,5 +200,8 @@ Task<void> exchange(RequestContext& ctx, Downstream<Down> down, UpstreamContext<
   }
   detail::finish(x, *relay, true);
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 }  // namespace sluice::proxy

@@ -122,51 +122,50 @@ bool retry_on_fresh_connection(const Exchange<Down, Up>& x, bool write_failed,
          (x.idempotent || write_failed);
 }
 
-/// The error of a sequential exchange whose request or response head failed, after the one
-/// retry on a fresh connection that a stale pooled one gets.
+/// After a sequential exchange's request or response head failed: the one retry on a fresh
+/// connection that a stale pooled one gets. Returns the gateway error to answer with (nothing
+/// was written to the client, and the request's bytes are still in its buffer, so the caller
+/// may retry elsewhere first), or nullopt when the fresh connection answered.
 template <typename Down, typename Up>
-Task<void> sequential_failed(Exchange<Down, Up>& x, std::size_t parsed, bool write_failed,
-                             boost::system::error_code ec) {
+Task<std::optional<GatewayError>> sequential_failed(Exchange<Down, Up>& x, std::size_t parsed,
+                                                    bool write_failed,
+                                                    boost::system::error_code ec) {
   RequestContext& ctx = x.ctx;
   if (retry_on_fresh_connection(x, write_failed, ec)) {
     x.close_upstream();
     ctx.response.reset();
-    if (!co_await connect(x)) {
-      x.conn->mark_active(x.backend.metrics());
-      core::TimePoint sent_at = x.up.clock.now();
-      x.up_write.arm(sent_at + x.timeout());
-      ec = co_await write_all(x.conn->stream, ctx.up_out.buffers(), x.up.ops);
-      x.up_write.disarm();
-      if (!ec) {
-        sent_at = x.up.clock.now();
-        x.up_read.arm(sent_at + x.timeout());
-        ec = co_await read_response_head(x);
-        x.up_read.disarm();
-      }
-      if (!ec) {
-        x.down.buffer.consume(parsed);
-        ctx.outcome.upstream_time = x.up.clock.now() - sent_at;
-        if (switches_protocols(x)) {
-          co_await tunnel(x);
-          co_return;
-        }
-        const RelayResult relay = co_await respond(x);
-        if (!relay.wrote && relay.read_error && !relay.write_error) {
-          co_await fail(x, GatewayError::kUpstreamReset);
-        } else {
-          finish(x, relay, true);
-        }
-        co_return;
-      }
-    } else {
+    if (co_await connect(x)) {
+      co_return GatewayError::kUpstreamConnect;
+    }
+    x.conn->mark_active(x.backend.metrics());
+    core::TimePoint sent_at = x.up.clock.now();
+    x.up_write.arm(sent_at + x.timeout());
+    ec = co_await write_all(x.conn->stream, ctx.up_out.buffers(), x.up.ops);
+    x.up_write.disarm();
+    if (!ec) {
+      sent_at = x.up.clock.now();
+      x.up_read.arm(sent_at + x.timeout());
+      ec = co_await read_response_head(x);
+      x.up_read.disarm();
+    }
+    if (!ec) {
       x.down.buffer.consume(parsed);
-      co_await fail(x, GatewayError::kUpstreamConnect);
-      co_return;
+      ctx.outcome.upstream_time = x.up.clock.now() - sent_at;
+      if (switches_protocols(x)) {
+        co_await tunnel(x);
+        co_return std::nullopt;
+      }
+      const RelayResult relay = co_await respond(x);
+      if (!relay.wrote && relay.read_error && !relay.write_error) {
+        co_await fail(x, GatewayError::kUpstreamReset);
+      } else {
+        finish(x, relay, true);
+      }
+      co_return std::nullopt;
     }
   }
-  x.down.buffer.consume(parsed);
   const bool timed_out = ec == beast::error::timeout || x.up_write.expired();
-  co_await fail(x, timed_out ? GatewayError::kUpstreamTimeout : GatewayError::kUpstreamReset);
+  co_return timed_out ? GatewayError::kUpstreamTimeout : GatewayError::kUpstreamReset;
 }
 
 }  // namespace detail

@@ -69,6 +69,11 @@ struct Exchange {
         idempotent(is_idempotent(c.head().verb)) {}
   Exchange(const Exchange&) = delete;
   Exchange& operator=(const Exchange&) = delete;
+  ~Exchange() {
+    if (retry_slot != nullptr) {
+      retry_slot->end_retry();
+    }
+  }
 
   static void expire(void* self) noexcept {
     auto* x = static_cast<Exchange*>(self);
@@ -110,6 +115,8 @@ struct Exchange {
   const bool head_request;
   const bool idempotent;
   std::optional<Balancer::InFlight> in_flight;
+  /// The backend's retry budget slot this request holds while it retries (exchange_retry.hpp).
+  health::EndpointHealth* retry_slot = nullptr;
   // the common (sequential) case
   std::size_t request_parsed = 0;  ///< request bytes (head and buffered body) in up_out
   core::TimePoint sent_at{};

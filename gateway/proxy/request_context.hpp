@@ -33,6 +33,9 @@ struct ExchangeOutcome {
   const UpstreamEndpoint* endpoint = nullptr;
   UpstreamResult upstream = UpstreamResult::kNotSent;
   unsigned upstream_status = 0;  ///< the upstream's status when a response head arrived
+  /// Upstream attempts the request took: 0 when it never went upstream, more than 1 after
+  /// retries (docs/endpoint-health.md "Retries").
+  std::uint8_t attempts = 0;
   /// The whole answer reached the client, framed so that the connection could carry another
   /// request (false: it was cut, or delimited by closing).
   bool answer_complete = false;

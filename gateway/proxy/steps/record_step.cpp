@@ -30,6 +30,9 @@ void record_upstream(RequestContext& ctx, core::TimePoint now) {
   if (row.metric) {
     m.count(*row.metric);
   }
+  if (o.attempts > 1 && row.breaker == BreakerRecord::kSuccess) {
+    m.count(metrics::RetryResult::kSucceeded);  // the last attempt, a retry, got through
+  }
   if (o.endpoint != nullptr && row.breaker != BreakerRecord::kNothing) {
     note_endpoint_result(backend, *o.endpoint, row.breaker == BreakerRecord::kFailure, now);
   }
@@ -114,6 +117,7 @@ void record_step(RequestContext& ctx, core::TimePoint now, const Peer& peer,
   if (ctx.outcome.upstream_time) {
     r.upstream_ms = std::chrono::duration<double, std::milli>(*ctx.outcome.upstream_time).count();
   }
+  r.attempts = ctx.outcome.attempts;
   r.limit = limit_label(ctx.verdict);
   r.breaker = ctx.breaker_label;
   r.client_ip = ctx.log_client.empty() ? std::string_view(peer.text) : ctx.log_client;

@@ -25,13 +25,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kIntervalMs = 200;
 
-/// Switches a demo backend's faults (its POST /control).
-void control(const DemoBackend& backend, const std::string& query) {
-  HttpClient client(backend.port());
-  const Response res = client.request(http::verb::post, "/control?" + query);
-  ASSERT_EQ(res.result_int(), 200) << res.body();
-}
-
 /// Backend "demo" over `backends`, with the breaker off (these tests are about endpoints).
 json endpoints_config(const std::vector<const DemoBackend*>& backends) {
   std::vector<std::string> endpoints;
@@ -87,7 +80,7 @@ TEST_F(EndpointHealthTest, AFailingCheckTakesAnEndpointOutAndPassingOnesBringItB
   const std::string sick = backends_[1].endpoint();
   ASSERT_TRUE(wait_until("the first checks", [&] { return state_of(admin, sick) == "healthy"; }));
 
-  control(backends_[1], "health=down");
+  set_faults(backends_[1], "health=down");
   const auto down_at = Clock::now();
   ASSERT_TRUE(wait_until("the endpoint is unhealthy",
                          [&] { return state_of(admin, sick) == "unhealthy"; }));
@@ -105,7 +98,7 @@ TEST_F(EndpointHealthTest, AFailingCheckTakesAnEndpointOutAndPassingOnesBringItB
                     {{"backend", "demo"}, {"endpoint", backends_[0].endpoint()}}),
             1);
 
-  control(backends_[1], "health=up");
+  set_faults(backends_[1], "health=up");
   const auto up_at = Clock::now();
   ASSERT_TRUE(
       wait_until("the endpoint is back", [&] { return state_of(admin, sick) == "healthy"; }));
@@ -135,8 +128,8 @@ TEST_F(EndpointHealthTest, ConsecutiveFailuresEjectAnEndpointButNeverMoreThanThe
   SluiceProcess gateway(c);
   AdminClient admin(gateway.admin_port());
   HttpClient client(gateway.proxy_port());
-  control(backends_[0], "fail_percent=100&fail_status=503");
-  control(backends_[1], "fail_percent=100&fail_status=503");
+  set_faults(backends_[0], "fail_percent=100&fail_status=503");
+  set_faults(backends_[1], "fail_percent=100&fail_status=503");
   // Round robin: 30 requests give each endpoint 10; the first failing one to reach three in a
   // row is ejected, the second stays (one of three is the 34% cap).
   spread(client, 30);
@@ -165,8 +158,8 @@ TEST_F(EndpointHealthTest, WhenNoEndpointIsPickableAllAreUsedAndThatIsCounted) {
   SluiceProcess gateway(c);
   AdminClient admin(gateway.admin_port());
   HttpClient client(gateway.proxy_port());
-  control(backends_[0], "health=down");
-  control(backends_[1], "health=down");
+  set_faults(backends_[0], "health=down");
+  set_faults(backends_[1], "health=down");
   ASSERT_TRUE(wait_until("both unhealthy", [&] {
     return state_of(admin, backends_[0].endpoint()) == "unhealthy" &&
            state_of(admin, backends_[1].endpoint()) == "unhealthy";

@@ -43,6 +43,16 @@ inline std::string error_code(const Response& res) {
              : std::string();
 }
 
+/// Switches a demo backend's faults: its `POST /control?QUERY` (health, fail_percent,
+/// fail_status, delay_ms; README "Demo backend").
+inline void set_faults(const DemoBackend& backend, const std::string& query) {
+  HttpClient client(backend.port());
+  const Response res = client.request(http::verb::post, "/control?" + query);
+  if (res.result_int() != 200) {
+    throw std::runtime_error("POST /control?" + query + ": " + res.body());
+  }
+}
+
 /// One demo backend and a gateway in front of it with minimal_gateway_config, tweakable
 /// before start() by editing `config`.
 class ProxyFixtureBase {

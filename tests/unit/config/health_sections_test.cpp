@@ -113,11 +113,14 @@ TEST(HealthSectionsTest, ReportsEveryBadField) {
                   "retry.non_idempotent: must be a boolean", "retry.retries: unknown field"));
 }
 
-TEST(HealthSectionsTest, RetriesAreRefusedUntilTheDataPathRetries) {
+TEST(HealthSectionsTest, TheLoaderReadsRetryAndReportsItsProblemsByPath) {
   auto doc = valid_document();
-  doc["backends"]["users"]["retry"] = Json::object();
+  doc["backends"]["users"]["retry"] = {{"attempts", 3}};
+  const Config config = parsed(doc);
+  EXPECT_EQ(config.backends.at("users").retry->attempts, 3U);
+  doc["backends"]["users"]["retry"] = {{"attempts", 0}};
   EXPECT_THAT(problems_of(doc),
-              ElementsAre("backends.users.retry: retries are not available in this version yet"));
+              ElementsAre("backends.users.retry.attempts: must be between 1 and 5"));
 }
 
 TEST(HealthSectionsTest, ATimeoutLongerThanTheIntervalIsAnError) {

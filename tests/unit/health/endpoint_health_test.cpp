@@ -144,6 +144,23 @@ TEST(EndpointHealthTest, SwitchingChecksOffClearsTheirVerdicts) {
   EXPECT_FALSE(h.any_out());
 }
 
+TEST(EndpointHealthTest, RetriesInFlightStayWithinTheLargerOfTheFloorAndTheShare) {
+  EndpointHealth h = three();
+  EXPECT_TRUE(h.start_retry(2, 20));
+  EXPECT_TRUE(h.start_retry(2, 20));
+  EXPECT_FALSE(h.start_retry(2, 20)) << "no traffic: the floor of 2";
+  for (int i = 0; i < 20; ++i) {
+    h.add_in_flight(static_cast<std::size_t>(i % 3));
+  }
+  EXPECT_TRUE(h.start_retry(2, 20)) << "20% of 20 requests in flight is 4";
+  EXPECT_TRUE(h.start_retry(2, 20));
+  EXPECT_FALSE(h.start_retry(2, 20));
+  EXPECT_EQ(h.retries_in_flight(), 4U);
+  h.end_retry();
+  EXPECT_TRUE(h.start_retry(2, 20));
+  EXPECT_FALSE(h.start_retry(0, 0)) << "a zero budget refuses every retry";
+}
+
 TEST(HealthRegistryTest, SameEndpointsSameObjectNewListInheritsWhatItKeeps) {
   HealthRegistry registry;
   config::BackendConfig backend;
