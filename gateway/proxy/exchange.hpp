@@ -131,12 +131,23 @@ Task<void> exchange(RequestContext& ctx, Downstream<Down> down, UpstreamContext<
         co_return;
       }
       detail::compose_request(x);
-      if (detail::body_streams(x)) {
+      if (detail::body_streams(x) && !detail::worth_keeping(x)) {
         co_await detail::duplex(x);
         co_return;
       }
-      // The body is absent or already buffered: everything in one write, then the response.
-      if (!detail::send_request_now(x, ec)) {
+      if (detail::body_streams(x)) {  // read it all first, so that it can be sent again
+        const bool kept = co_await detail::keep_body(x, ec);
+        if (!kept) {
+          x.close_upstream();
+          ctx.outcome.attempts = 0;  // nothing went upstream: the client failed
+          ctx.outcome.answer_complete = false;
+          co_return;
+        }
+        x.sent_at = up.clock.now();
+        ec = co_await detail::send_rest(x, 0, x.sent_at);
+        x.request_write_failed = static_cast<bool>(ec);
+      } else if (!detail::send_request_now(x, ec)) {
+        // The body is absent or already buffered: everything in one write, then the response.
         ec = co_await detail::send_rest(x, x.sent.written, x.sent_at);
       }
     } else {  // a retry: the same bytes again (ctx.up_out still holds them)

@@ -8,6 +8,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
+#include <memory>
+#include <string_view>
 
 #include "gateway/proxy/exchange_duplex.hpp"
 #include "gateway/proxy/steps/record_step.hpp"
@@ -32,6 +34,61 @@ bool replayable(const Exchange<Down, Up>& x) {
     return false;
   }
   return head.framing != http1::Framing::kContentLength || head.content_length <= kMaxReplayBody;
+}
+
+/// Whether a request whose body is still arriving should be read whole before it goes upstream,
+/// so that a failed attempt can be retried: the backend retries, the method may be retried,
+/// and the body has a length of at most kMaxReplayBody.
+template <typename Down, typename Up>
+bool worth_keeping(const Exchange<Down, Up>& x) {
+  const auto& retry = x.backend.config().retry;
+  const http1::RequestHead& head = x.ctx.head();
+  return retry && retry->attempts > 1 && (x.idempotent || retry->non_idempotent) &&
+         !x.ctx.upgrade && head.framing == http1::Framing::kContentLength &&
+         head.content_length <= kMaxReplayBody;
+}
+
+/// Reads the rest of a Content-Length body (worth_keeping()) from the client into `x.kept`, and
+/// gathers the whole body (the part in the client's buffer and the rest) after the composed head
+/// in `ctx.up_out`, so the request leaves in one write and can leave again. False with `ec` set
+/// when the client failed or timed out (nothing was sent upstream).
+template <typename Down, typename Up>
+Task<bool> keep_body(Exchange<Down, Up>& x, boost::system::error_code& ec) {
+  RequestContext& ctx = x.ctx;
+  const std::size_t head_size = ctx.head().size;
+  x.request_parsed = gather_body(*ctx.parser, x.down.buffer, head_size, ctx.up_out, false,
+                                 ctx.outcome.bytes_in, ec);
+  if (ec) {
+    co_return false;
+  }
+  const std::uint64_t missing = ctx.head().content_length - ctx.outcome.bytes_in;
+  x.kept = std::make_unique<char[]>(missing);  // NOLINT(modernize-avoid-c-arrays): a raw block
+  std::size_t have = 0;
+  x.down.read_deadline.arm(x.up.clock.now() + x.client_timeout());
+  while (have < missing) {
+    auto [rec, n] = co_await x.down.stream.async_read_some(
+        net::buffer(x.kept.get() + have, missing - have), pooled(x.up.ops));
+    if (rec) {
+      ec = x.down.read_deadline.expired() ? boost::system::error_code(beast::error::timeout) : rec;
+      x.down.read_deadline.disarm();
+      co_return false;
+    }
+    have += n;
+  }
+  x.down.read_deadline.disarm();
+  std::string_view rest(x.kept.get(), missing);
+  while (!rest.empty() && !ctx.parser->is_done()) {
+    const std::size_t n = ctx.parser->put(rest, ec);
+    if (ec) {
+      co_return false;
+    }
+    if (const std::string_view piece = ctx.parser->piece(); !piece.empty()) {
+      ctx.up_out.add(piece);
+      ctx.outcome.bytes_in += piece.size();
+    }
+    rest.remove_prefix(n);
+  }
+  co_return ctx.parser->is_done();
 }
 
 /// Whether `retry.on` names this failed attempt.

@@ -117,6 +117,8 @@ struct Exchange {
   std::optional<Balancer::InFlight> in_flight;
   /// The backend's retry budget slot this request holds while it retries (exchange_retry.hpp).
   health::EndpointHealth* retry_slot = nullptr;
+  /// The part of a body kept for replay that did not arrive with the head (keep_body()).
+  std::unique_ptr<char[]> kept;  // NOLINT(modernize-avoid-c-arrays): a raw block, sized once
   // the common (sequential) case
   std::size_t request_parsed = 0;  ///< request bytes (head and buffered body) in up_out
   core::TimePoint sent_at{};

@@ -33,6 +33,7 @@ AccessRecord sample() {
   r.bytes_out = 10;
   r.duration_ms = 1.5;
   r.upstream_ms = 0.25;
+  r.attempts = 2;
   r.client_ip = "192.0.2.1";
   r.host = "api.example";
   r.protocol = "HTTP/1.1";
@@ -88,13 +89,14 @@ TEST(AccessLogTest, FormatsOneJsonObjectWithEveryField) {
   EXPECT_EQ(j["bytes_out"], 10);
   EXPECT_DOUBLE_EQ(j["duration_ms"].get<double>(), 1.5);
   EXPECT_DOUBLE_EQ(j["upstream_ms"].get<double>(), 0.25);
+  EXPECT_EQ(j["attempts"], 2);
   EXPECT_EQ(j["limit"], "none");
   EXPECT_EQ(j["breaker"], "off");
   EXPECT_EQ(j["client_ip"], "192.0.2.1");
   EXPECT_EQ(j["host"], "api.example");
   EXPECT_EQ(j["protocol"], "HTTP/1.1");
   EXPECT_EQ(j["listener"], "public");
-  EXPECT_EQ(j.size(), 19U);
+  EXPECT_EQ(j.size(), 20U);
 }
 
 TEST(AccessLogTest, AnEmptyHostAndNoUpstreamAreNull) {
