@@ -67,7 +67,7 @@ class HealthChecker {
                             Executor>
       timer_;
   std::map<std::pair<std::string, std::string>, Due> due_;  ///< (backend, endpoint)
-  BalanceCursor random_;  ///< only its random source: the jitter
+  BalanceCursor random_;                                    ///< only its random source: the jitter
   std::uint64_t checks_ = 0;
   bool running_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
