@@ -16,8 +16,9 @@ namespace sluice::testing {
 /// which returns once the backend has printed `listening 127.0.0.1:PORT` (throws
 /// std::runtime_error with the backend's output if that does not happen within `timeout`).
 /// Routes: see gateway/demo/demo_routes.hpp (/ok, /echo, /count, /status/N, /slow/MS,
-/// /bytes/N, /headers, /close, and the WebSocket routes /ws/echo and /ws/push?n=N&size=S, see
-/// WsClient). Every response carries `X-Backend-Port: PORT`.
+/// /bytes/N, /headers, /close, the WebSocket routes /ws/echo and /ws/push?n=N&size=S, see
+/// WsClient, and /healthz with the fault switches of POST /control, see set_faults() in
+/// tests/integration/proxy/proxy_fixture.hpp). Every response carries `X-Backend-Port: PORT`.
 ///
 /// Thread-safety: port() and endpoint() are immutable; the rest follows ChildProcess. The
 /// destructor stops the backend (SIGTERM, then SIGKILL after 2 s).

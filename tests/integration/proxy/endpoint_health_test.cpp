@@ -125,6 +125,25 @@ TEST_F(EndpointHealthTest, AKilledEndpointStopsGettingTraffic) {
   EXPECT_EQ(traffic.at(port_of(backends_[0])) + traffic.at(port_of(backends_[1])), 100);
 }
 
+TEST_F(EndpointHealthTest, AnEndpointTooSlowToAnswerItsCheckInTimeIsTakenOut) {
+  json c = endpoints_config({&backends_[0], &backends_[1]});
+  c["backends"]["demo"]["health_check"] = health_check();  // timeout_ms 150
+  SluiceProcess gateway(c);
+  AdminClient admin(gateway.admin_port());
+  const std::string slow = backends_[0].endpoint();
+  set_faults(backends_[0], "delay_ms=400");
+  ASSERT_TRUE(wait_until("the slow endpoint is unhealthy",
+                         [&] { return state_of(admin, slow) == "unhealthy"; }));
+  EXPECT_NE(gateway.process().output().find("endpoint unhealthy backend=demo endpoint=" + slow),
+            std::string::npos)
+      << gateway.process().output();
+  set_faults(backends_[0], "delay_ms=0");
+  ASSERT_TRUE(
+      wait_until("it is back once fast again", [&] { return state_of(admin, slow) == "healthy"; }));
+  EXPECT_TRUE(
+      gateway.process().wait_for_line("endpoint healthy again backend=demo endpoint=" + slow));
+}
+
 TEST_F(EndpointHealthTest, ConsecutiveFailuresEjectAnEndpointButNeverMoreThanTheCap) {
   json c = endpoints_config({&backends_[0], &backends_[1], &backends_[2]});
   c["backends"]["demo"]["outlier"] = {
