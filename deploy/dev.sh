@@ -75,7 +75,8 @@ configure_and_build() {
 
 cmd_build() {
   configure_and_build release
-  log "built build/bin/sluice"
+  cmake --build --preset release --target benchmarks
+  log "built build/bin/sluice, the tests and the benchmarks"
 }
 
 format_check() {
@@ -87,12 +88,12 @@ cmd_test() {
   local started=$SECONDS
   cmd_deps
   format_check
-  configure_and_build release
-  log "test: release, all tests"
+  configure_and_build release # (the benchmark programs are not part of `all`: not built here)
+  log "test: release, all tests ($((SECONDS - started)) s so far)"
   ctest --preset release -j2
 
   configure_and_build asan
-  log "test: ASan + UBSan, all tests"
+  log "test: ASan + UBSan, all tests ($((SECONDS - started)) s so far)"
   ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:strict_init_order=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --preset asan -j2
@@ -102,7 +103,7 @@ cmd_test() {
   # Redis connections on every worker thread); the test preset runs what was built.
   configure_and_build tsan store_concurrency_tests breaker_concurrency_tests \
     proxy_integration_tests admin_integration_tests redis_integration_tests
-  log "test: TSan, concurrency, proxy, admin and Redis integration tests"
+  log "test: TSan, concurrency, proxy, admin and Redis integration tests ($((SECONDS - started)) s so far)"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --preset tsan -j2
   log "test: all passed in $((SECONDS - started)) s"
 }
@@ -149,15 +150,28 @@ bench_suite() {
 # bench_peers [SECTION...]: sluice vs nginx and haproxy under wrk, plus memory checks. Settings
 # (ROUNDS, DURATION, BACKEND, ...) come from the environment: see tests/bench/peer_compare.sh.
 bench_peers() {
-  configure_and_build release sluice sluice-demo-backend
+  configure_and_build release sluice sluice-demo-backend sluice_ws_load
   log "bench: peer comparison (tests/bench/peer_compare.sh $*)"
   tests/bench/peer_compare.sh "$@"
   log "bench: peer results in build/bench/peers/summary.md and summary.json"
 }
 
+# bench_failover [SECTION...]: endpoint failover (one of three endpoints killed, one flaky)
+# through sluice, nginx and haproxy (tests/bench/failover_compare.sh).
+bench_failover() {
+  configure_and_build release sluice sluice-demo-backend
+  log "bench: failover comparison (tests/bench/failover_compare.sh $*)"
+  tests/bench/failover_compare.sh "$@"
+  log "bench: failover results in build/bench/failover/summary.md"
+}
+
 cmd_bench() {
   cmd_deps
   case "${1:-}" in
+    failover)
+      shift
+      bench_failover "$@"
+      ;;
     suite)
       shift
       bench_suite "$@"
