@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tests/integration/proxy/proxy_fixture.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/metrics_text.hpp"
 #include "tests/support/wait.hpp"
 
@@ -125,6 +126,29 @@ TEST_F(RetryTest, ABodyUpToSixtyFourKibibytesIsKeptForReplayALargerOneIsNot) {
   }
   EXPECT_EQ(small_failed, 0) << "a small body is kept for replay";
   EXPECT_EQ(large_failed, 2) << "a 1 MiB body is not: half the PUTs met the failing endpoint";
+}
+
+TEST_F(RetryTest, HttpTwoStreamsAreRetriedTooBodiesIncluded) {
+  json c = retry_config({&backends_[0], &backends_[1]});
+  c.erase("listen");
+  c["listeners"] = json::array(
+      {{{"name", "h2c"}, {"address", "127.0.0.1"}, {"port", 0}, {"http2", {{"enabled", true}}}}});
+  SluiceProcess gateway(c);
+  set_faults(backends_[0], "fail_percent=100&fail_status=503");
+  const std::string body(20000, 'b');  // more than arrives with the head: read whole first
+  const std::string url = "http://127.0.0.1:" + std::to_string(gateway.listener_port("h2c"));
+  for (int i = 0; i < 4; ++i) {
+    const ProcessResult get =
+        run_process({"/usr/bin/curl", "-sS", "--http2-prior-knowledge", "-o", "/dev/null", "-w",
+                     "%{http_code} %{http_version}", url + "/ok"});
+    EXPECT_EQ(get.out, "200 2") << get.err;
+    const ProcessResult put = run_process({"/usr/bin/curl", "-sS", "--http2-prior-knowledge", "-X",
+                                           "PUT", "--data-binary", body, url + "/count"});
+    EXPECT_EQ(put.out, R"({"bytes":20000})") << put.err;
+  }
+  EXPECT_GT(
+      metric_value(gateway, "sluice_retries_total", {{"backend", "demo"}, {"result", "succeeded"}}),
+      0);
 }
 
 TEST_F(RetryTest, RetriesStopWhileTheBreakerDrops) {

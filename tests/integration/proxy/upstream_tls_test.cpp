@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tests/integration/proxy/proxy_fixture.hpp"
+#include "tests/support/admin_client.hpp"
 #include "tests/support/metrics_text.hpp"
 #include "tests/support/test_pki.hpp"
 #include "tests/support/wait.hpp"
@@ -116,6 +117,48 @@ TEST_F(UpstreamTlsTest, AFailedVerificationIs502ConnectErrorWithTheReasonLogged)
     return m.find("sluice_upstream_requests_total", connect_error).value_or(0) >= 1;
   });
   EXPECT_GE(s.value("sluice_upstream_requests_total", connect_error), 1);
+}
+
+/// The state of the one endpoint of backend "demo" (GET /admin/backends/demo/endpoints).
+std::string endpoint_state(const SluiceProcess& gateway) {
+  AdminClient admin(gateway.admin_port());
+  return admin.get("/admin/backends/demo/endpoints").body.at("endpoints").at(0).at("state");
+}
+
+json fast_checks() {
+  return {{"interval_ms", 200},
+          {"timeout_ms", 150},
+          {"healthy_threshold", 1},
+          {"unhealthy_threshold", 1}};
+}
+
+// docs/endpoint-health.md "Active checks": over TLS as requests go, with the same verification.
+TEST_F(UpstreamTlsTest, HealthChecksGoOverVerifiedTlsAsRequestsDo) {
+  start_tls_backend();
+  config["backends"]["demo"]["health_check"] = fast_checks();
+  SluiceProcess gateway(config);
+  // No client traffic at all: what the TLS backend sees are the checks, each a verified
+  // handshake and a GET /healthz passed on to the demo backend.
+  const Labels ok = {{"route", "all"}, {"backend", "demo"}, {"code", "200"}};
+  const Scrape s = scrape_until(*tls_backend, "three checks", [&](const Scrape& t) {
+    return t.find("sluice_requests_total", ok).value_or(0) >= 3;
+  });
+  EXPECT_GE(s.value("sluice_tls_handshakes_total", {{"listener", "https"}, {"result", "ok"}}), 3);
+  EXPECT_EQ(endpoint_state(gateway), "healthy");
+  set_faults(backend, "health=down");
+  ASSERT_TRUE(wait_until("the check's 503 takes it out",
+                         [&] { return endpoint_state(gateway) == "unhealthy"; }));
+}
+
+TEST_F(UpstreamTlsTest, ACheckThatCannotVerifyTheBackendFails) {
+  start_tls_backend();
+  config["backends"]["demo"]["tls"]["server_name"] = "someone-else.test";
+  config["backends"]["demo"]["health_check"] = fast_checks();
+  SluiceProcess gateway(config);
+  ASSERT_TRUE(wait_until("the endpoint is unhealthy",
+                         [&] { return endpoint_state(gateway) == "unhealthy"; }));
+  EXPECT_TRUE(gateway.process().wait_for_line("endpoint unhealthy backend=demo"))
+      << gateway.process().output();
 }
 
 TEST_F(UpstreamTlsTest, AnotherCasCertificateFailsUnlessVerifyIsOff) {
