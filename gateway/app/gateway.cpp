@@ -69,6 +69,7 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
       listeners_(config_->listeners),
       admin_token_(read_admin_token(config_->admin)),
       log_(log::get("app")),
+      notifier_(ServiceNotifier::from_environment(log_)),
       metrics_(SLUICE_VERSION),
       tls_(listeners_, metrics_, clock_, log::get("tls")),
       backend_tls_(*config_, log::get("tls")),
@@ -172,6 +173,7 @@ int Gateway::run() {
   for (auto& worker : workers_) {
     threads_.emplace_back([w = worker.get()] { w->context().run(); });
   }
+  notifier_.ready("serving");
   control_.run();
   for (auto& worker : workers_) {
     worker->context().stop();
@@ -372,6 +374,7 @@ void Gateway::begin_drain() {
     return;
   }
   draining_ = true;
+  notifier_.stopping("draining");
   services_.draining.store(true);
   drain_deadline_ = clock_.now() + config_->drain_timeout;
   log_->info("draining connections={} timeout_ms={}", gate_.active(),

@@ -17,6 +17,7 @@
 #include "gateway/admin/admin_server.hpp"
 #include "gateway/app/backend_tls.hpp"
 #include "gateway/app/config_file.hpp"
+#include "gateway/app/service_notifier.hpp"
 #include "gateway/app/store_setup.hpp"
 #include "gateway/app/tls_listeners.hpp"
 #include "gateway/breaker/breaker_registry.hpp"
@@ -92,6 +93,7 @@ class Gateway {
   std::optional<std::string> admin_token_;    ///< from the env var admin.token_env names
   std::optional<std::string> startup_error_;  ///< why run() must refuse to start
   std::shared_ptr<spdlog::logger> log_;
+  ServiceNotifier notifier_;  ///< READY, RELOADING, STOPPING to systemd (NOTIFY_SOCKET)
   core::SteadyClock clock_;
   core::SystemRandom random_;
   metrics::Metrics metrics_;

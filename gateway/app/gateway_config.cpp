@@ -41,9 +41,12 @@ std::optional<admin::CommitError> Gateway::commit(config::ConfigDocument next) {
 }
 
 void Gateway::reload() {
+  notifier_.reloading(clock_.now());
   const bool config_ok = reload_config();             // with the backends' TLS files, read again
   const bool tls_ok = !tls_.any() || !tls_.reload();  // independent files: tried either way
   metrics_.count_reload(config_ok && tls_ok);
+  // Serving either way: a failed reload keeps what ran before (the log says why).
+  notifier_.ready(config_ok && tls_ok ? "serving" : "serving; the last reload failed");
 }
 
 bool Gateway::reload_config() {
