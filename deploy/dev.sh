@@ -13,6 +13,9 @@
 #   tidy    clang-tidy over every translation unit (the `tidy` preset)
 #   certs   a local CA and a certificate for localhost in deploy/compose/tls (the Compose stack's
 #           HTTPS listener; kept if present; never commit them)
+#   soak    `soak [MINUTES]` (10): release sluice and demo backend, then tests/soak/soak.py: mixed
+#           traffic with backends, Redis, reloads, admin changes and hostile clients as faults;
+#           checks its invariants every 5 s, exits non-zero on a breach (docs/soak.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -216,6 +219,19 @@ cmd_certs() {
   log "certs: $dir/tls.crt (localhost, 127.0.0.1; trust $dir/ca.crt), $dir/tls.key"
 }
 
+# cmd_soak [MINUTES]: the soak test against the real binary (docs/soak.md). The release build
+# is shared by everyone working in this checkout, so it is built under the build lock.
+cmd_soak() {
+  local minutes=${1:-10}
+  log "soak: building sluice and sluice-demo-backend (release, under /tmp/sluice-build.lock)"
+  if [[ ! -f build/CMakeCache.txt ]]; then
+    flock /tmp/sluice-build.lock cmake --preset release >/dev/null
+  fi
+  flock /tmp/sluice-build.lock cmake --build --preset release -j2 --target sluice sluice-demo-backend
+  log "soak: $minutes minutes; logs and summary.json in build/soak"
+  /usr/bin/python3 tests/soak/soak.py "$minutes"
+}
+
 usage() {
   # The comment block at the top of this file, from its second line.
   awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"
@@ -232,6 +248,7 @@ main() {
     bench) cmd_bench "$@" ;;
     tidy) cmd_tidy ;;
     certs) cmd_certs "$@" ;;
+    soak) cmd_soak "$@" ;;
     -h | --help | help) usage ;;
     *)
       usage >&2

@@ -131,38 +131,36 @@ def store_allowance(window_start, window_end, redis_lives, fallback_episodes):
     return max(1, lives + local)
 
 
-def limit_breaches(admitted, limit, span_s, allowance=lambda start, end: 1):
-    """Windows in which one user definitely got more admissions than its limit allows.
+def limit_windows(admitted, limit, span_s, allowance=lambda start, end: 1):
+    """Every window a limited user's admissions are judged in, with its count and bound.
 
     admitted: (sent, done) of every 2xx the user got, each request admitted somewhere in
     [sent, done]. The guarantee: in any span of span_s (window_ms - window_ms/buckets) at most
     limit admissions per allowance(start, end). A request counts in the window [a, a + span_s]
     only when [sent, done] lies wholly inside it, so client-side latency never makes a breach.
     Every maximal window starts at some request's sent time, so those are the windows checked.
-    Returns [{"start", "count", "bound"}], the worst window per distinct start where count > bound.
+    Returns [{"start", "count", "bound"}], one per request.
     """
     requests = sorted(admitted)
     sent_times = [sent for sent, _ in requests]
-    breaches = []
+    windows = []
     for i, (start, _) in enumerate(requests):
         end = start + span_s
         last = bisect.bisect_right(sent_times, end)
         count = sum(1 for _, done in requests[i:last] if done <= end)
-        bound = limit * allowance(start, end)
-        if count > bound:
-            breaches.append({"start": start, "count": count, "bound": bound})
-    return breaches
+        windows.append({"start": start, "count": count, "bound": limit * allowance(start, end)})
+    return windows
 
 
-def max_admitted_in_span(admitted, span_s):
+def limit_breaches(admitted, limit, span_s, allowance=lambda start, end: 1):
+    """The windows of limit_windows whose count is over their bound."""
+    return [w for w in limit_windows(admitted, limit, span_s, allowance) if w["count"] > w["bound"]]
+
+
+def max_admitted_in_span(admitted, span_s, windows=None):
     """The most 2xx wholly inside any span (for the summary, beside the bound)."""
-    requests = sorted(admitted)
-    sent_times = [sent for sent, _ in requests]
-    best = 0
-    for i, (start, _) in enumerate(requests):
-        last = bisect.bisect_right(sent_times, start + span_s)
-        best = max(best, sum(1 for _, done in requests[i:last] if done <= start + span_s))
-    return best
+    windows = limit_windows(admitted, 1, span_s) if windows is None else windows
+    return max((w["count"] for w in windows), default=0)
 
 
 def fallback_episodes_from_scrapes(scrapes, margin_s=1.0):
