@@ -115,8 +115,8 @@ class Soak:
         self.args = args
         self.duration = args.seconds if args.seconds else args.minutes * 60
         self.compressed = self.duration < 180
-        self.warmup = min(60.0, max(8.0, 0.2 * self.duration))
-        self.flat_window = min(60.0, max(8.0, (self.duration - self.warmup) / 4))
+        self.warmup = min(60.0, max(8.0, 0.3 * self.duration))
+        self.flat_window = min(60.0, max(8.0, (self.duration - self.warmup) / 3))
         self.down_s = 3.0 if self.compressed else 8.0
         self.out = Path(args.out)
         self.rng = random.Random(args.seed)
