@@ -13,6 +13,8 @@
 #   tidy    clang-tidy over every translation unit (the `tidy` preset)
 #   certs   a local CA and a certificate for localhost in deploy/compose/tls (the Compose stack's
 #           HTTPS listener; kept if present; never commit them)
+#   package release build of the binary only, then cpack: the Debian package
+#           build/package/sluice_<version>_<arch>.deb (docs/packaging.md); prints its path
 #   soak    `soak [MINUTES]` (10): release sluice and demo backend, then tests/soak/soak.py: mixed
 #           traffic with backends, Redis, reloads, admin changes and hostile clients as faults;
 #           checks its invariants every 5 s, exits non-zero on a breach (docs/soak.md)
@@ -28,12 +30,16 @@ readonly PRODUCT_PACKAGES=(
   wrk nginx haproxy
 )
 # The toolchain. Present on the machines CI uses; listed so a bare Debian 12 works too.
-readonly TOOLCHAIN_PACKAGES=(g++ cmake ninja-build clang-format)
+# dpkg-dev: dpkg-shlibdeps, which writes the Depends of the .deb (dev.sh package).
+readonly TOOLCHAIN_PACKAGES=(g++ cmake ninja-build clang-format dpkg-dev)
 # The deployment artefact tests (tests/deploy): Debian's python3 with PyYAML; the TLS tests: the
 # openssl command line (tests/support/test_pki.hpp) and curl as a real client; the upgrade
 # tests: python3-websockets as an independent WebSocket client and server (haproxy, above, is
-# their real PROXY protocol sender).
-readonly TEST_TOOL_PACKAGES=(python3 python3-yaml python3-websockets openssl curl nghttp2-client)
+# their real PROXY protocol sender); the package test: systemd-analyze (package systemd; only
+# the tool is used, nothing is started). logrotate is not listed: it pulls in a cron daemon, and
+# the test skips its check without it.
+readonly TEST_TOOL_PACKAGES=(python3 python3-yaml python3-websockets openssl curl nghttp2-client
+  systemd)
 
 log() { printf '==> %s\n' "$*" >&2; }
 
@@ -232,6 +238,21 @@ cmd_soak() {
   /usr/bin/python3 tests/soak/soak.py "$minutes"
 }
 
+# cmd_package: the Debian package (deploy/package; docs/packaging.md) of a release build of the
+# binary alone. cpack installs into its own staging directory, never into the system.
+cmd_package() {
+  cmd_deps
+  configure_and_build release sluice
+  log "package: cpack (DEB) into build/package"
+  cpack --config build/CPackConfig.cmake -B build/package >/dev/null
+  local version deb
+  version=$(./build/bin/sluice --version | cut -d' ' -f2)
+  deb=build/package/sluice_${version}_$(dpkg --print-architecture).deb
+  [[ -f $deb ]] || { log "package: cpack did not write $deb" && exit 1; }
+  log "package: $deb (inspect: dpkg-deb -I $deb; install: apt install ./$deb)"
+  echo "$deb"
+}
+
 usage() {
   # The comment block at the top of this file, from its second line.
   awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0"
@@ -248,6 +269,7 @@ main() {
     bench) cmd_bench "$@" ;;
     tidy) cmd_tidy ;;
     certs) cmd_certs "$@" ;;
+    package) cmd_package ;;
     soak) cmd_soak "$@" ;;
     -h | --help | help) usage ;;
     *)

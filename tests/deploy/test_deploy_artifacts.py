@@ -87,6 +87,18 @@ def run(args, cwd=None, env=None, check=True):
     return result
 
 
+def linked_packages(binary):
+    """The Debian packages (without ":arch") that hold the shared libraries `binary` links (ldd,
+    dpkg -S)."""
+    needed = set()
+    for path in re.findall(r"=> (/\S+)", run(["ldd", str(binary)]).stdout):
+        owner = run(["dpkg", "-S", os.path.realpath(path)], check=False)
+        if owner.returncode != 0:
+            owner = run(["dpkg", "-S", path])
+        needed.add(owner.stdout.split(":")[0])
+    return needed
+
+
 def load_yaml_documents(path):
     with open(path, encoding="utf-8") as f:
         return [d for d in yaml.safe_load_all(f) if d is not None]
@@ -472,13 +484,7 @@ class DockerfileTest(unittest.TestCase):
         run_line = next(r for r in self.instruction("RUN") if "--no-install-recommends" in r)
         packages = set(re.search(r"--no-install-recommends\s+(.*?)\s+&&", run_line).group(1).split())
         base = {"libc6", "libstdc++6", "libgcc-s1"}  # in debian:12-slim already
-        ldd = run(["ldd", SLUICE]).stdout
-        needed = set()
-        for path in re.findall(r"=> (/\S+)", ldd):
-            owner = run(["dpkg", "-S", os.path.realpath(path)], check=False)
-            if owner.returncode != 0:
-                owner = run(["dpkg", "-S", path])
-            needed.add(owner.stdout.split(":")[0])
+        needed = linked_packages(SLUICE)
         self.assertTrue(needed)
         self.assertEqual(needed - base, packages)
 
