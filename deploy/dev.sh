@@ -279,4 +279,6 @@ main() {
   esac
 }
 
-main "$@"
+# One line, so bash has read it whole before main runs: a long command (soak, bench) finishes
+# cleanly even when someone edits this file meanwhile (bash reads a script as it goes).
+main "$@"; exit $?
