@@ -6,7 +6,8 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <random>
+
+#include "gateway/core/secure_random.hpp"
 
 namespace sluice::core {
 namespace detail {
@@ -88,11 +89,8 @@ KeyedHash::KeyedHash(const Key& key) noexcept
       k1_(detail::load_le64(reinterpret_cast<const char*>(key.data() + 8))) {}
 
 KeyedHash KeyedHash::with_random_key() {
-  std::random_device device;
   Key key{};
-  for (auto& byte : key) {
-    byte = static_cast<std::uint8_t>(device());
-  }
+  secure_random_bytes(key);
   return KeyedHash(key);
 }
 

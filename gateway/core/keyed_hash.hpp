@@ -22,7 +22,7 @@ class KeyedHash {
   using Key = std::array<std::uint8_t, 16>;
 
   explicit KeyedHash(const Key& key) noexcept;
-  /// A hash under a fresh key from std::random_device (one per process or store).
+  /// A hash under a fresh key from OpenSSL's CSPRNG (one per process or store).
   [[nodiscard]] static KeyedHash with_random_key();
   /// A hash under a key derived from `secret` (the first 16 bytes of its SHA-256), so processes
   /// given the same secret hash alike.

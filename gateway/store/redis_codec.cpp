@@ -40,16 +40,6 @@ std::uint32_t remaining_of(std::int64_t limit, std::int64_t count) {
 
 }  // namespace
 
-std::string random_hex(core::Random& random, std::size_t bytes) {
-  std::string out;
-  for (std::size_t i = 0; i < bytes; ++i) {
-    const auto byte = static_cast<unsigned>(random.next_unit() * 256.0) & 0xFFU;
-    out.push_back(kHex[byte >> 4U]);
-    out.push_back(kHex[byte & 0xFU]);
-  }
-  return out;
-}
-
 std::optional<core::KeyedHash> hash_from_hex(std::string_view hex) {
   core::KeyedHash::Key key{};
   if (hex.size() != key.size() * 2) {

@@ -7,7 +7,6 @@
 #include <string_view>
 
 #include "gateway/core/keyed_hash.hpp"
-#include "gateway/core/random.hpp"
 #include "gateway/limiter/sliding_window.hpp"
 #include "gateway/store/redis_protocol.hpp"
 
@@ -15,8 +14,6 @@
 // sliding-window script's replies. Stateless functions; thread-safe.
 namespace sluice::store {
 
-/// `bytes` random bytes as lower-case hex.
-[[nodiscard]] std::string random_hex(core::Random& random, std::size_t bytes);
 /// The hash of a 32-hex-digit key (as kept in `sluice:hash-key`), or nullopt.
 [[nodiscard]] std::optional<core::KeyedHash> hash_from_hex(std::string_view hex);
 /// `sluice:{POLICY:HASH}`: the hash tag keeps a window on one Redis Cluster slot.

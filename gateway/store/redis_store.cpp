@@ -5,6 +5,7 @@
 #include <array>
 #include <utility>
 
+#include "gateway/core/secure_random.hpp"
 #include "gateway/store/redis_codec.hpp"
 #include "gateway/store/redis_scripts.hpp"
 
@@ -26,7 +27,7 @@ RedisStore::RedisStore(const core::Clock& clock, core::Random& random, Options o
       options_(std::move(options)),
       observer_(std::move(observer)),
       log_(std::move(log)),
-      replica_id_(random_hex(random, 8)),
+      replica_id_(core::secure_random_hex(8)),
       fallback_store_(clock, MemoryStore::Options{.max_keys = options_.max_keys, .shards = 0}),
       last_sweep_(clock.now()) {}
 
@@ -47,7 +48,7 @@ std::vector<std::string> RedisStore::setup_commands() const {
 void RedisStore::read_hash_key(Slot& slot) {
   // The first replica to connect picks the hash key; every other one reads it. Read again on
   // every reconnection: a Redis that lost its data gets a new key (and has no old windows).
-  const std::string candidate = random_hex(random_, 16);
+  const std::string candidate = core::secure_random_hex(16);
   slot.router->execute(kHashKeyName, format_command({"SET", kHashKeyName, candidate, "NX"}),
                        [](const RedisOutcome&) {});
   slot.router->execute(

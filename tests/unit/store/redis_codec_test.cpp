@@ -3,8 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/support/scripted_random.hpp"
-
 namespace sluice::store {
 namespace {
 
@@ -34,14 +32,6 @@ TEST(RedisCodecTest, TheSharedHashKeyIs32HexDigits) {
   EXPECT_FALSE(hash_from_hex("0001"));
   EXPECT_FALSE(hash_from_hex("zz0102030405060708090a0b0c0d0e0f"));
   EXPECT_FALSE(hash_from_hex(""));
-}
-
-TEST(RedisCodecTest, RandomHexHasTwoDigitsPerByte) {
-  testing::ScriptedRandom random;
-  for (const double draw : {0.0, 0.999, 0.5}) {
-    random.push(draw);
-  }
-  EXPECT_EQ(random_hex(random, 3), "00ff80");
 }
 
 TEST(RedisCodecTest, AnAdmittedReplyBecomesADecisionWithTheRemainingAfterIt) {
