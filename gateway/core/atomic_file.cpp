@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace sluice::core {
@@ -67,12 +69,28 @@ int write_all(int fd, std::string_view contents) {
   return 0;
 }
 
-// Writes `contents` into the already created temporary file `fd`, with `mode`, and syncs it.
+/// The file's mode bits and owner to give the new file.
+struct Keep {
+  mode_t mode = kNewFileMode;
+  std::optional<std::pair<uid_t, gid_t>> owner;  ///< none for a new file: ours
+};
+
+// Writes `contents` into the already created temporary file `fd`, with the old file's mode and
+// owner, and syncs it.
 std::optional<std::string> fill(Descriptor& fd, const std::filesystem::path& temp,
-                                std::string_view contents, mode_t mode) {
+                                std::string_view contents, const Keep& keep,
+                                const std::filesystem::path& target) {
   if (const int error = write_all(fd.get(), contents); error != 0) {
     return failure("cannot write", temp, error);
   }
+  // Owner before mode: fchown clears set-user-ID and set-group-ID bits.
+  if (keep.owner && ::fchown(fd.get(), keep.owner->first, keep.owner->second) != 0) {
+    return failure("cannot keep the owner " + std::to_string(keep.owner->first) + ":" +
+                       std::to_string(keep.owner->second) + " of",
+                   target, errno) +
+           "; not writing it";
+  }
+  const mode_t mode = keep.mode;
   if (::fchmod(fd.get(), mode) != 0) {
     return failure("cannot set the mode of", temp, errno);
   }
@@ -96,10 +114,12 @@ AtomicWrite write_file_atomically(const std::filesystem::path& path, std::string
       return {"cannot resolve " + path.string() + ": " + ec.message(), std::nullopt};
     }
   }
-  mode_t mode = kNewFileMode;
+  Keep keep;
   struct stat existing {};
   if (::stat(target.c_str(), &existing) == 0) {
-    mode = existing.st_mode & kPermissionBits;
+    const mode_t mode = existing.st_mode & kPermissionBits;
+    keep.mode = mode;
+    keep.owner.emplace(existing.st_uid, existing.st_gid);
     if ((mode & kWriteBits) == 0 || ::access(target.c_str(), W_OK) != 0) {
       return {target.string() + " is read-only (mode " + octal(mode) + "); not writing it",
               std::nullopt};
@@ -118,7 +138,7 @@ AtomicWrite write_file_atomically(const std::filesystem::path& path, std::string
     return {failure("cannot create a temporary file in", directory, errno), std::nullopt};
   }
   const std::filesystem::path temp(name.data());
-  if (auto error = fill(fd, temp, contents, mode)) {
+  if (auto error = fill(fd, temp, contents, keep, target)) {
     static_cast<void>(::unlink(temp.c_str()));
     return {std::move(error), std::nullopt};
   }

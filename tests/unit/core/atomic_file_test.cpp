@@ -70,6 +70,48 @@ TEST_F(AtomicFileTest, CreatesAMissingFileWithMode0644) {
   EXPECT_EQ(mode_of(path), 0644U);
 }
 
+TEST_F(AtomicFileTest, KeepsTheOwnerAndGroupOfTheFile) {
+  if (::geteuid() != 0) {
+    GTEST_SKIP() << "only root can give a file to another owner to start with";
+  }
+  const auto path = directory_ / "sluice.json";
+  write(path, "old");
+  ASSERT_EQ(::chown(path.c_str(), 12345, 23456), 0);
+  const auto result = write_file_atomically(path, "new");
+  EXPECT_FALSE(result.error) << *result.error;
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 12345U);
+  EXPECT_EQ(st.st_gid, 23456U);
+  EXPECT_EQ(contents(path), "new");
+}
+
+TEST_F(AtomicFileTest, RefusesAFileWhoseOwnerItCannotKeep) {
+  if (::geteuid() != 0) {
+    GTEST_SKIP() << "only root can set up a writable file of another user";
+  }
+  // Someone else's file that this process may write but not give away: an unprivileged
+  // process (a child that dropped to nobody) must not take it over by replacing it.
+  const auto path = directory_ / "sluice.json";
+  write(path, "old");
+  ASSERT_EQ(::chmod(path.c_str(), 0666), 0);
+  ASSERT_EQ(::chmod(directory_.c_str(), 0777), 0);
+  EXPECT_EXIT(
+      {
+        if (::setgid(65534) != 0 || ::setuid(65534) != 0) {
+          std::_Exit(2);
+        }
+        const auto result = write_file_atomically(path, "new");
+        const bool refused =
+            result.error &&
+            result.error->starts_with("cannot keep the owner 0:0 of " + path.string() + ": ");
+        std::_Exit(refused ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+  EXPECT_EQ(contents(path), "old");
+  EXPECT_EQ(entries(), 1U);  // the temporary file is gone
+}
+
 TEST_F(AtomicFileTest, RefusesAFileWithoutWritePermissionEvenForRoot) {
   const auto path = directory_ / "sluice.json";
   write(path, "old");
