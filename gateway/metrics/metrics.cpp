@@ -4,7 +4,10 @@
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
+#include <iterator>
 #include <set>
+
+#include "gateway/metrics/process_metrics.hpp"
 
 namespace sluice::metrics {
 namespace {
@@ -335,7 +338,11 @@ std::string Metrics::scrape() {
       b->connections_idle->Set(static_cast<double>(c.idle.load(std::memory_order_relaxed)));
     }
   }
-  return prometheus::TextSerializer().Serialize(registry_->Collect());
+  auto families = registry_->Collect();
+  auto process = collect_process_metrics();
+  families.insert(families.end(), std::make_move_iterator(process.begin()),
+                  std::make_move_iterator(process.end()));
+  return prometheus::TextSerializer().Serialize(families);
 }
 
 }  // namespace sluice::metrics
