@@ -4,13 +4,17 @@
 #   deps    install the Debian 12 packages sluice needs (apt-get, only what is missing)
 #   build   release build: build/bin/sluice and the test programs
 #   test    deps + format check + release build and ALL tests (with the deployment artefacts:
-#           deploy/, Dockerfile) + ASan/UBSan build and all C++ tests + TSan build of the
-#           concurrency and proxy integration tests; exits non-zero on any failure
+#           deploy/, Dockerfile) + ASan/UBSan build and all C++ tests + the fuzz preset, each
+#           fuzz target briefly + TSan build of the concurrency and proxy integration tests;
+#           exits non-zero on any failure
 #   run     build, start two demo backends and the gateway on conf/sluice.json (foreground)
 #   bench   release build, then the Google Benchmark suite with medians of 5 repetitions, then
 #           the proxy against nginx and haproxy (tests/bench/peer_compare.sh; docs/benchmarks.md)
 #           `bench suite [--benchmark_*]` or `bench peers [throughput|pinned|limits|accesslog|redis|idle|stream|tls|h2]`: one only
 #   tidy    clang-tidy over every translation unit (the `tidy` preset)
+#   fuzz    `fuzz [SECONDS] [TARGET...]` (60): the libFuzzer targets (the `fuzz` preset: clang,
+#           ASan + UBSan), each SECONDS from tests/fuzz/corpus, two at a time; prints executions
+#           and coverage per target, exits non-zero on a finding (docs/fuzzing.md)
 #   certs   a local CA and a certificate for localhost in deploy/compose/tls (the Compose stack's
 #           HTTPS listener; kept if present; never commit them)
 #   package release build of the binary only, then cpack: the Debian package
@@ -31,7 +35,8 @@ readonly PRODUCT_PACKAGES=(
 )
 # The toolchain. Present on the machines CI uses; listed so a bare Debian 12 works too.
 # dpkg-dev: dpkg-shlibdeps, which writes the Depends of the .deb (dev.sh package).
-readonly TOOLCHAIN_PACKAGES=(g++ cmake ninja-build clang-format dpkg-dev)
+# clang and libclang-rt-dev: libFuzzer and clang's sanitizers for the fuzz preset (dev.sh fuzz).
+readonly TOOLCHAIN_PACKAGES=(g++ cmake ninja-build clang-format dpkg-dev clang libclang-rt-dev)
 # The deployment artefact tests (tests/deploy): Debian's python3 with PyYAML; the TLS tests: the
 # openssl command line (tests/support/test_pki.hpp) and curl as a real client; the upgrade
 # tests: python3-websockets as an independent WebSocket client and server (haproxy, above, is
@@ -40,6 +45,10 @@ readonly TOOLCHAIN_PACKAGES=(g++ cmake ninja-build clang-format dpkg-dev)
 # the test skips its check without it.
 readonly TEST_TOOL_PACKAGES=(python3 python3-yaml python3-websockets openssl curl nghttp2-client
   systemd)
+
+# Seconds each fuzz target runs in `dev.sh test` (CI): long enough to replay its corpus and
+# mutate a little, short enough for the CI budget.
+readonly FUZZ_CI_SECONDS=10
 
 log() { printf '==> %s\n' "$*" >&2; }
 
@@ -106,6 +115,12 @@ cmd_test() {
   ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:strict_init_order=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --preset asan -j2
+
+  # The fuzz targets under libFuzzer, each briefly: they still build, start from their corpus
+  # and find nothing new in a short run (the long runs are `dev.sh fuzz`; docs/fuzzing.md).
+  configure_and_build fuzz
+  log "test: fuzz, each target ${FUZZ_CI_SECONDS} s ($((SECONDS - started)) s so far)"
+  tests/fuzz/run_fuzzers.sh "$FUZZ_CI_SECONDS"
 
   # The TSan build is limited to the multi-threaded hammers (label "concurrency") and the
   # gateway with its proxy, admin and Redis integration tests (admin changes under proxy load,
@@ -196,6 +211,16 @@ cmd_bench() {
   esac
 }
 
+# cmd_fuzz [SECONDS] [TARGET...]: builds the fuzz preset and runs tests/fuzz/run_fuzzers.sh.
+cmd_fuzz() {
+  local seconds=${1:-60}
+  (($# > 0)) && shift
+  [[ $seconds =~ ^[0-9]+$ ]] || { log "fuzz: SECONDS must be a number, not '$seconds'" && exit 2; }
+  cmd_deps
+  configure_and_build fuzz
+  tests/fuzz/run_fuzzers.sh "$seconds" "$@"
+}
+
 cmd_tidy() {
   cmd_deps
   ensure_packages clang-tidy
@@ -268,6 +293,7 @@ main() {
     run) cmd_run ;;
     bench) cmd_bench "$@" ;;
     tidy) cmd_tidy ;;
+    fuzz) cmd_fuzz "$@" ;;
     certs) cmd_certs "$@" ;;
     package) cmd_package ;;
     soak) cmd_soak "$@" ;;

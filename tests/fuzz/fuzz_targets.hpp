@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// The fuzz targets (docs/fuzzing.md): one function per parser of outside input, each taking the
+// fuzzer's bytes. Built two ways: each with libFuzzer's driver under clang (the fuzz preset,
+// `dev.sh fuzz`), and all of them in one test program that replays the corpus and the
+// regression inputs kept in the repository (every build, every CI run).
+//
+// A target returns 0; a finding is a crash, a sanitizer report or a failed SLUICE_FUZZ_CHECK.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace sluice::fuzz {
+
+using Input = std::span<const std::uint8_t>;
+
+/// A whole HTTP/1.1 client connection through the data path (parse, normalize, route, identify,
+/// limit, the forwarded head, request bodies) against an upstream that answers each request.
+int request_head(Input input);
+/// An upstream's response bytes, relayed to a client: the response head and its body framing.
+int response_head(Input input);
+/// Chunked (and other) bodies through the HTTP/1 parser, in both directions, at any split.
+int chunked_body(Input input);
+/// An HTTP/2 client connection (frames after the preface) through the same data path.
+int http2_frames(Input input);
+/// The PROXY protocol header (versions 1 and 2).
+int proxy_header(Input input);
+/// The config reader and validator; a config it accepts must survive its own round trip.
+int config_text(Input input);
+/// The admin API: a method, a path and a body (first line `METHOD PATH`, then the body).
+int admin_request(Input input);
+/// RESP replies from Redis, and what the store reads out of them (script replies, cluster maps,
+/// redirects).
+int redis_reply(Input input);
+
+/// Turns logging off: a target's inputs are mostly errors, each logged otherwise.
+void quiet_logs();
+
+/// The input as text.
+inline std::string_view text_of(Input input) {
+  return {reinterpret_cast<const char*>(input.data()), input.size()};
+}
+
+}  // namespace sluice::fuzz
+
+/// Aborts (a finding) when an invariant a target checks does not hold.
+#define SLUICE_FUZZ_CHECK(condition)  \
+  ((condition) ? static_cast<void>(0) \
+               : ::sluice::fuzz::detail::fail(#condition, __FILE__, __LINE__))
+
+namespace sluice::fuzz::detail {
+[[noreturn]] void fail(const char* condition, const char* file, int line);
+}  // namespace sluice::fuzz::detail

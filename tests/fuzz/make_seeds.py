@@ -1,0 +1,237 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Writes the seed corpus of every fuzz target (tests/fuzz/corpus/<target>/<name>).
+
+The seeds are the kinds of input each parser meets, valid and not, so the fuzzer starts deep
+inside the parsers instead of rediscovering HTTP from nothing. Run it after changing a seed;
+the files are committed (docs/fuzzing.md). What the fuzzer adds while it runs (`dev.sh fuzz`
+keeps its own corpus under build/fuzz/corpus) is not committed.
+"""
+import json
+import pathlib
+import struct
+
+ROOT = pathlib.Path(__file__).resolve().parent / "corpus"
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def write(target, name, data):
+    path = ROOT / target / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data if isinstance(data, bytes) else data.encode())
+
+
+def request_heads():
+    seeds = {
+        "get_keep_alive": "GET /api/a?x=1 HTTP/1.1\r\nHost: a\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\n\r\n",
+        "post_length": "POST /api/p HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello",
+        "post_chunked": "POST /api/p HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        "5;ext=1\r\nhello\r\n0\r\nX-Trailer: t\r\n\r\n",
+        "absolute_form": "GET http://h.example:8080/x/../y?q HTTP/1.1\r\nHost: other\r\n\r\n",
+        "vhost": "GET /%2e/a//b/./c HTTP/1.1\r\nHost: H.Example\r\nX-Forwarded-For: 192.0.2.9\r\n\r\n",
+        "limited": "GET /api/x HTTP/1.1\r\nHost: a\r\nX-API-Key: k\r\n\r\n" * 3,
+        "bearer": "GET /api/x HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer vip\r\n\r\n",
+        "upgrade": "GET /ws/chat HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                   "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+                   "\x81\x85\x37\xfa\x21\x3d\x7f\x9f\x4d\x51\x58",
+        "expect_continue": "PUT /api/u HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n"
+                           "Content-Length: 3\r\n\r\nabc",
+        "options_asterisk": "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n",
+        "connect": "CONNECT a.example:443 HTTP/1.1\r\nHost: a.example:443\r\n\r\n",
+        "http10": "GET /x HTTP/1.0\r\n\r\n",
+        "two_hosts": "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+        "length_list": "POST /api/p HTTP/1.1\r\nHost: a\r\nContent-Length: 3, 3\r\n\r\nabc",
+        "length_mismatch": "POST /api/p HTTP/1.1\r\nHost: a\r\nContent-Length: 3, 4\r\n\r\nabc",
+        "te_and_length": "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n"
+                         "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        "request_id": "GET / HTTP/1.1\r\nHost: a\r\nX-Request-Id: abc-123\r\n"
+                      "Connection: close, X-Drop\r\nX-Drop: 1\r\nTE: trailers\r\n\r\n",
+        "obs_fold": "GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n  continued\r\n\r\n",
+        "head": "HEAD /api/h HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n",
+        "partial": "GET /slow HTTP/1.1\r\nHost: a\r\nX-",
+        "lf_only": "GET / HTTP/1.1\nHost: a\n\n",
+        "method_not_allowed": "TRACE /api/x HTTP/1.1\r\nHost: a\r\n\r\n",
+    }
+    for name, text in seeds.items():
+        write("request_head", name, text.encode("latin-1"))
+
+
+def response_heads():
+    seeds = {
+        "length_twice": (0, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+                            "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok2"),
+        "chunked_trailers": (0, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                "4;a=b\r\nabcd\r\n0\r\nServer-Timing: x\r\nContent-Length: 9\r\n\r\n"),
+        "head_length": (1, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"),
+        "switching": (2, "HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\n"
+                         "Upgrade: websocket\r\n\r\n\x81\x02hi"),
+        "upgrade_refused": (2, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"),
+        "continue_then_created": (3, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\n"
+                                     "Content-Length: 0\r\n\r\n"),
+        "close_delimited": (4, "HTTP/1.0 200 OK\r\nServer: old\r\n\r\nuntil the end"),
+        "no_content": (0, "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n"),
+        "not_modified": (0, "HTTP/1.1 304 Not Modified\r\nETag: \"x\"\r\n\r\n"),
+        "unavailable": (0, "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n"
+                           "Content-Length: 4\r\n\r\nbusy"),
+        "folded": (0, "HTTP/1.1 200 OK\r\nX-Long: a\r\n\tb\r\nContent-Length: 0\r\n\r\n"),
+        "hop_by_hop": (0, "HTTP/1.1 200 OK\r\nConnection: X-Secret, keep-alive\r\nX-Secret: s\r\n"
+                          "Keep-Alive: timeout=5\r\nContent-Length: 0\r\n\r\n"),
+        "bad_length": (0, "HTTP/1.1 200 OK\r\nContent-Length: 2, 3\r\n\r\nok"),
+        "gzip_then_close": (0, "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nzz"),
+        "short_body": (0, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"),
+    }
+    for name, (kind, text) in seeds.items():
+        write("response_head", name, bytes([kind]) + text.encode("latin-1"))
+
+
+def chunked_bodies():
+    seeds = {
+        "request_chunked": (0x80 | 3, "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                      "a\r\n0123456789\r\n3;x=\"y\"\r\nabc\r\n0\r\nT: 1\r\n\r\n"),
+        "request_length": (0x80 | 1, "PUT / HTTP/1.1\r\nHost: a\r\nContent-Length: 7\r\n\r\nabcdefg"),
+        "response_chunked": (7, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                "1\r\na\r\nFF\r\n" + "b" * 255 + "\r\n0\r\n\r\n"),
+        "response_eof": (2, "HTTP/1.1 200 OK\r\n\r\nuntil close"),
+        "response_length": (0x3F, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nabcd"),
+        "chunk_size_overflow": (0x80 | 5, "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n"
+                                          "\r\nFFFFFFFFFFFFFFFFF\r\n"),
+    }
+    for name, (first, text) in seeds.items():
+        write("chunked_body", name, bytes([first]) + text.encode("latin-1"))
+
+
+def frame(kind, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+
+
+def literal(index, value):
+    """An HPACK literal without indexing, name from the static table."""
+    value = value.encode()
+    return bytes([index]) + bytes([len(value)]) + value
+
+
+def http2_frames():
+    preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+    settings = frame(0x4, 0, 0, struct.pack(">HI", 0x3, 100) + struct.pack(">HI", 0x4, 65535))
+    get = b"\x82\x86" + literal(4, "/api/x?y=1") + literal(1, "a")
+    post = b"\x83\x86" + literal(4, "/api/p") + literal(1, "a") + literal(15, "5")  # content-length
+    seeds = {
+        "get": settings + frame(0x1, 0x5, 1, get),
+        "post_data": settings + frame(0x1, 0x4, 1, post) + frame(0x0, 0x0, 1, b"hel")
+                     + frame(0x0, 0x1, 1, b"lo"),
+        "continuation": settings + frame(0x1, 0x1, 1, get[:3]) + frame(0x9, 0x4, 1, get[3:]),
+        "two_streams": settings + frame(0x1, 0x5, 1, get) + frame(0x1, 0x5, 3, get),
+        "reset": settings + frame(0x1, 0x4, 1, post) + frame(0x3, 0, 1, struct.pack(">I", 8)),
+        "control": settings + frame(0x6, 0, 0, b"12345678") + frame(0x8, 0, 0, struct.pack(">I", 1000))
+                   + frame(0x2, 0, 1, struct.pack(">IB", 0, 16)) + frame(0x4, 0x1, 0)
+                   + frame(0x7, 0, 0, struct.pack(">II", 0, 0)),
+        "trailers": settings + frame(0x1, 0x4, 1, post) + frame(0x0, 0, 1, b"hello")
+                    + frame(0x1, 0x5, 1, b"\x00\x01x\x011"),
+        "bad_pseudo": settings + frame(0x1, 0x5, 1, b"\x82" + literal(4, "/") + literal(2, "GET")),
+        "connection_field": settings + frame(0x1, 0x5, 1, get + b"\x00\x0aconnection\x05close"),
+        "huge_window": settings + frame(0x8, 0, 0, struct.pack(">I", 0x7FFFFFFF)),
+        "upgrade_like": settings + frame(0x1, 0x5, 1, b"\x82\x86" + literal(4, "/ws") + literal(1, "a")),
+    }
+    for name, data in seeds.items():
+        write("http2_frames", name, preface + data)
+
+
+def proxy_headers():
+    sig = b"\r\n\r\n\x00\r\nQUIT\n"
+    v4 = bytes([192, 0, 2, 1, 198, 51, 100, 7]) + struct.pack(">HH", 40000, 443)
+    v6 = bytes(15) + b"\x01" + bytes(15) + b"\x02" + struct.pack(">HH", 1, 2)
+    tlv = bytes([0x01]) + struct.pack(">H", 2) + b"h2" + bytes([0x04]) + struct.pack(">H", 0)
+    seeds = {
+        "v1_tcp4": b"PROXY TCP4 192.0.2.1 198.51.100.7 40000 443\r\nGET / HTTP/1.1\r\n",
+        "v1_tcp6": b"PROXY TCP6 2001:db8::1 ::1 1 65535\r\n",
+        "v1_unknown": b"PROXY UNKNOWN ffff::1 ::1 1 2\r\n",
+        "v1_partial": b"PROXY TCP4 192.0.2.1 ",
+        "v2_tcp4": sig + b"\x21\x11" + struct.pack(">H", len(v4)) + v4 + b"GET /",
+        "v2_tcp6_tlv": sig + b"\x21\x21" + struct.pack(">H", len(v6) + len(tlv)) + v6 + tlv,
+        "v2_local": sig + b"\x20\x00" + struct.pack(">H", 0),
+        "v2_unix": sig + b"\x21\x31" + struct.pack(">H", 216) + bytes(216),
+        "v2_short": sig + b"\x21\x11" + struct.pack(">H", 4) + bytes(4),
+    }
+    for name, data in seeds.items():
+        write("proxy_header", name, data)
+
+
+def config_texts():
+    write("config_text", "dev_config", (REPO / "conf/sluice.json").read_bytes())
+    write("config_text", "compose_config", (REPO / "deploy/compose/sluice.json").read_bytes())
+    full = {
+        "listeners": [
+            {"name": "web", "address": "127.0.0.1", "port": 8080, "proxy_protocol": False},
+            {"name": "tls", "address": "127.0.0.1", "port": 8443,
+             "tls": {"certificates": [{"cert": "/c.pem", "key": "/k.pem"}]}, "http2": True},
+        ],
+        "admin": {"address": "127.0.0.1", "port": 9901, "persist": False},
+        "http": {"max_header_bytes": 8192, "request_id": "replace", "trusted_proxies": ["10.0.0.0/8"]},
+        "identity": [{"header": "X-API-Key"}, {"client_ip": True}],
+        "store": {"type": "redis", "redis": {"address": "127.0.0.1:6379"}},
+        "limits": {"p": {"requests": 10, "window_ms": 1000, "buckets": 10}},
+        "overrides": {"p": {"vip": {"requests": 100}}},
+        "backends": {"b": {"endpoints": ["127.0.0.1:9001", "[::1]:9002"], "balance": "least_request",
+                           "health_check": {"path": "/healthz"}, "outlier": {}, "retry": {"attempts": 3},
+                           "breaker": {"enabled": True}}},
+        "routes": [{"name": "r", "prefix": "/", "backend": "b", "limit": "p", "host": "a.example"}],
+    }
+    write("config_text", "many_sections", json.dumps(full, indent=1))
+    write("config_text", "minimal", json.dumps({"backends": {"b": {"endpoints": ["127.0.0.1:1"]}},
+                                                "routes": [{"name": "r", "prefix": "/", "backend": "b"}]}))
+    write("config_text", "duplicate_key", '{"routes": [], "routes": []}')
+    write("config_text", "wrong_types", '{"threads": "x", "limits": {"p": {"requests": -1}}}')
+
+
+def admin_requests():
+    seeds = {
+        "config": "GET /admin/config",
+        "limits": "GET /admin/limits",
+        "put_policy": 'PUT /admin/limits/p\n{"requests": 50, "window_ms": 60000, "buckets": 60}',
+        "new_policy": 'PUT /admin/limits/q\n{"requests": 5, "window_ms": 1000, "mode": "shadow"}',
+        "delete_policy": "DELETE /admin/limits/p",
+        "put_override": 'PUT /admin/limits/p/overrides/user%2F1\n{"requests": 9}',
+        "delete_override": "DELETE /admin/limits/p/overrides/vip",
+        "key_state": "GET /admin/limits/p/keys/vip",
+        "backends": "GET /admin/backends",
+        "put_breaker": 'PUT /admin/backends/b/breaker\n{"k": 2.0, "protection": 10}',
+        "put_endpoints": 'PUT /admin/backends/b/endpoints\n{"endpoints": ["10.0.0.3:80"]}',
+        "endpoint_states": "GET /admin/backends/b/endpoints",
+        "drain": 'PUT /admin/backends/b/endpoints/10.0.0.1:80/state\n{"state": "draining"}',
+        "routes": 'PUT /admin/routes\n{"routes": [{"name": "x", "prefix": "/x", "backend": "b"}]}',
+        "tls": "GET /admin/tls",
+        "tls_reload": "POST /admin/tls/reload",
+        "bad_json": 'PUT /admin/limits/p\n{"requests": ',
+        "bad_escape": "GET /admin/limits/%zz",
+        "query": "GET /admin?x=1",
+    }
+    for name, text in seeds.items():
+        write("admin_request", name, text)
+
+
+def redis_replies():
+    seeds = {
+        "script_decision": "*5\r\n:1\r\n:10\r\n:3\r\n:1000\r\n:0\r\n",
+        "script_limited": "*5\r\n:0\r\n:10\r\n:10\r\n:500\r\n:250\r\n",
+        "cluster_slots": "*2\r\n*3\r\n:0\r\n:8191\r\n*3\r\n$9\r\n127.0.0.1\r\n:7000\r\n$2\r\nid\r\n"
+                         "*4\r\n:8192\r\n:16383\r\n*2\r\n$9\r\n127.0.0.1\r\n:7001\r\n*2\r\n$1\r\nh\r\n:7\r\n",
+        "moved": "-MOVED 3999 127.0.0.1:6381\r\n",
+        "ask": "-ASK 16383 [::1]:7002\r\n",
+        "noscript": "-NOSCRIPT No matching script\r\n+OK\r\n",
+        "bulk_and_nil": "$5\r\nhello\r\n$-1\r\n*-1\r\n+PONG\r\n:42\r\n",
+        "nested": "*2\r\n*1\r\n*0\r\n$0\r\n\r\n",
+        "bad_type": "?what\r\n",
+    }
+    for i, (name, text) in enumerate(seeds.items()):
+        write("redis_reply", name, bytes([i * 7]) + text.encode())
+
+
+if __name__ == "__main__":
+    request_heads()
+    response_heads()
+    chunked_bodies()
+    http2_frames()
+    proxy_headers()
+    config_texts()
+    admin_requests()
+    redis_replies()
