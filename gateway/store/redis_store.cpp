@@ -65,6 +65,7 @@ void RedisStore::read_hash_key(Slot& slot) {
           return;
         }
         slot.hash = hash;
+        set_failing(slot.failing, Outcome::kOk);  // this thread decides by Redis again
         // "ready" once every thread's router is up: from then on every decision goes to Redis.
         if (!slot.ever_ready) {
           slot.ever_ready = true;
@@ -236,12 +237,28 @@ void RedisStore::run(Slot& slot, const Call& call, std::string key, bool countin
                        });
 }
 
-void RedisStore::note(Outcome outcome) {
+std::atomic<bool>& RedisStore::failing_flag(StoreSlot slot) {
+  return slot.index < slots_.size() ? slots_[slot.index]->failing : unslotted_failing_;
+}
+
+void RedisStore::note(std::atomic<bool>& failing, Outcome outcome) {
   if (observer_.operation) {
     observer_.operation(outcome);
   }
+  set_failing(failing, outcome);
+}
+
+void RedisStore::set_failing(std::atomic<bool>& failing, Outcome outcome) {
   const bool failed = outcome != Outcome::kOk;
-  if (fallback_.exchange(failed) == failed) {
+  if (failing.exchange(failed) == failed) {
+    return;  // no change for this slot: every decision but a slot's first after a change
+  }
+  // One store-wide state for the log line and the gauge: after a restart each thread's
+  // connection comes back in its own time, and a flag flipped by whichever thread decided last
+  // would log and report a transition on nearly every decision until the last one is back.
+  std::lock_guard lock(fallback_mutex_);
+  failing_slots_ = failed ? failing_slots_ + 1 : failing_slots_ - 1;
+  if (fallback_.exchange(failing_slots_ > 0) == (failing_slots_ > 0)) {
     return;
   }
   if (failed) {
@@ -289,7 +306,7 @@ std::optional<limiter::LimitDecision> RedisStore::try_decide(StoreSlot store_slo
     return limiter::LimitDecision{.allowed = true};
   }
   if (slot == nullptr) {
-    note(Outcome::kError);  // not connected: decide now, never wait on a dead Redis
+    note(failing_flag(store_slot), Outcome::kError);  // not connected: never wait on Redis
     return fallback_decision(call, key);
   }
   return std::nullopt;
@@ -304,19 +321,19 @@ void RedisStore::async_decide(StoreSlot store_slot, PolicyId policy, std::string
     return;
   }
   if (slot == nullptr) {
-    note(Outcome::kError);
+    note(failing_flag(store_slot), Outcome::kError);
     std::move(completion).post(fallback_decision(call, key));
     return;
   }
   auto shared = std::make_shared<DecisionCompletion>(std::move(completion));
   run(*slot, call, std::string(key), /*counting=*/true,
-      [this, call, shared, key = std::string(key)](std::optional<RedisReply> reply,
-                                                   Outcome outcome) {
+      [this, call, shared, key = std::string(key), &failing = slot->failing](
+          std::optional<RedisReply> reply, Outcome outcome) {
         const auto decision = reply ? decision_from(*reply) : std::nullopt;
         if (reply && !decision) {
           outcome = Outcome::kError;  // not the script's reply: a bug or a foreign Redis
         }
-        note(outcome);
+        note(failing, outcome);
         std::move(*shared).post(decision ? *decision : fallback_decision(call, key));
       });
 }

@@ -101,6 +101,8 @@ class RedisStore final : public LimitStore {
     std::shared_ptr<RedisRouter> router;
     std::optional<core::KeyedHash> hash;  ///< the shared hash key, once connected
     bool ever_ready = false;              ///< (its own thread only)
+    /// Its last decision fell back (set by its own thread; read under fallback_mutex_).
+    std::atomic<bool> failing{false};
   };
   /// What one decision needs of a policy, copied under the lock.
   struct Call {
@@ -120,7 +122,12 @@ class RedisStore final : public LimitStore {
            std::function<void(std::optional<RedisReply>, Outcome)> done, bool eval = false);
   [[nodiscard]] limiter::LimitDecision fallback_decision(const Call& call, std::string_view key);
   [[nodiscard]] limiter::KeyState fallback_state(const Call& call, std::string_view key);
-  void note(Outcome outcome);
+  /// Counts a decision's outcome and notes whether `failing` (its slot's flag) fell back.
+  void note(std::atomic<bool>& failing, Outcome outcome);
+  /// The store is in fallback while any slot is: logs and reports only the first slot entering
+  /// it and the last one leaving (docs/distributed.md, "When Redis is away").
+  void set_failing(std::atomic<bool>& failing, Outcome outcome);
+  [[nodiscard]] std::atomic<bool>& failing_flag(StoreSlot slot);
   void rescale_fallback();
   [[nodiscard]] limiter::Policy scaled(const limiter::Policy& policy) const;
   [[nodiscard]] std::vector<std::string> setup_commands() const;
@@ -144,7 +151,10 @@ class RedisStore final : public LimitStore {
   std::vector<PolicyId> fallback_ids_;
 
   std::atomic<bool> fallback_{false};
-  std::atomic<std::size_t> ready_slots_{0};  ///< slots that have been ready at least once
+  std::mutex fallback_mutex_;      ///< transitions of fallback_ (rare: never per decision)
+  std::size_t failing_slots_ = 0;  ///< slots whose flag is set (under fallback_mutex_)
+  std::atomic<bool> unslotted_failing_{false};  ///< calls with no valid slot
+  std::atomic<std::size_t> ready_slots_{0};     ///< slots that have been ready at least once
   std::atomic<std::size_t> live_replicas_{1};
   core::TimePoint last_sweep_{};  ///< of the fallback store (tick(), the control thread)
 };

@@ -16,6 +16,7 @@
 #include "tests/support/http_client.hpp"
 #include "tests/support/metrics_text.hpp"
 #include "tests/support/redis_server.hpp"
+#include "tests/support/sanitized.hpp"
 #include "tests/support/sluice_process.hpp"
 #include "tests/support/wait.hpp"
 
@@ -138,6 +139,41 @@ TEST_F(RedisGatewayTest, LocalDecidesInProcessAtTheFullLimitAndComesBack) {
   wait_until_using_redis(a, client);  // the fallback gauge is back to 0 without a restart
   EXPECT_TRUE(a.process().wait_for_line("redis store answering again"));
   EXPECT_EQ(status_for(client, "carol"), 200U);  // Redis came back empty: a fresh window
+}
+
+TEST_F(RedisGatewayTest, TheFallbackIsLoggedOnceEachWayHoweverTheThreadsReconnect) {
+  // Each thread has its own connection, and after a restart they come back one by one. The
+  // decisions of the threads already back and of those not yet back interleave meanwhile; the
+  // store-wide state (its log lines and gauge) must change once each way, not with each of them
+  // (the soak test saw about 180 alternating lines per restart).
+  json c = config(1000000);
+  c["threads"] = 3;
+  SluiceProcess a(c);
+  std::vector<std::unique_ptr<HttpClient>> clients;
+  for (int i = 0; i < 6; ++i) {
+    clients.push_back(std::make_unique<HttpClient>(a.proxy_port()));
+    wait_until_using_redis(a, *clients.back());
+  }
+  // (Threads still connecting at start may have fallen back once already: count from here.)
+  const std::size_t unavailable = a.process().count_lines("redis store unavailable");
+  const std::size_t again = a.process().count_lines("redis store answering again");
+  redis.stop();
+  for (auto& client : clients) {
+    EXPECT_EQ(status_for(*client, "erin"), 200U);  // on_error "local"
+  }
+  redis.start();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(kSanitized ? 6 : 3);
+  while (std::chrono::steady_clock::now() < until) {
+    for (auto& client : clients) {
+      (void)status_for(*client, "erin");
+    }
+  }
+  for (auto& client : clients) {
+    wait_until_using_redis(a, *client);
+  }
+  EXPECT_EQ(a.process().count_lines("redis store unavailable"), unavailable + 1);
+  EXPECT_EQ(a.process().count_lines("redis store answering again"), again + 1);
+  EXPECT_EQ(scrape_metrics(a).value("sluice_store_fallback_active", {{"store", "redis"}}), 0);
 }
 
 TEST_F(RedisGatewayTest, LocalShareSplitsTheLimitOverTheLiveReplicas) {
