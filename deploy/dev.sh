@@ -4,15 +4,15 @@
 #   deps    install the Debian 12 packages sluice needs (apt-get, only what is missing)
 #   build   release build: build/bin/sluice and the test programs
 #   test    deps + format check + release build and ALL tests (with the deployment artefacts:
-#           deploy/, Dockerfile) + ASan/UBSan build and all C++ tests + the fuzz preset, each
-#           fuzz target briefly + TSan build of the concurrency and proxy integration tests;
-#           exits non-zero on any failure
+#           deploy/, Dockerfile) + ASan/UBSan build (clang) and all C++ tests + each fuzz
+#           target briefly + TSan build of the concurrency and proxy integration tests; exits
+#           non-zero on any failure
 #   run     build, start two demo backends and the gateway on conf/sluice.json (foreground)
 #   bench   release build, then the Google Benchmark suite with medians of 5 repetitions, then
 #           the proxy against nginx and haproxy (tests/bench/peer_compare.sh; docs/benchmarks.md)
 #           `bench suite [--benchmark_*]` or `bench peers [throughput|pinned|limits|accesslog|redis|idle|stream|tls|h2]`: one only
 #   tidy    clang-tidy over every translation unit (the `tidy` preset)
-#   fuzz    `fuzz [SECONDS] [TARGET...]` (60): the libFuzzer targets (the `fuzz` preset: clang,
+#   fuzz    `fuzz [SECONDS] [TARGET...]` (60): the libFuzzer targets (the `asan` preset: clang,
 #           ASan + UBSan), each SECONDS from tests/fuzz/corpus, two at a time; prints executions
 #           and coverage per target, exits non-zero on a finding (docs/fuzzing.md)
 #   certs   a local CA and a certificate for localhost in deploy/compose/tls (the Compose stack's
@@ -35,7 +35,7 @@ readonly PRODUCT_PACKAGES=(
 )
 # The toolchain. Present on the machines CI uses; listed so a bare Debian 12 works too.
 # dpkg-dev: dpkg-shlibdeps, which writes the Depends of the .deb (dev.sh package).
-# clang and libclang-rt-dev: libFuzzer and clang's sanitizers for the fuzz preset (dev.sh fuzz).
+# clang and libclang-rt-dev: the asan preset (clang's sanitizers, libFuzzer for dev.sh fuzz).
 readonly TOOLCHAIN_PACKAGES=(g++ cmake ninja-build clang-format dpkg-dev clang libclang-rt-dev)
 # The deployment artefact tests (tests/deploy): Debian's python3 with PyYAML; the TLS tests: the
 # openssl command line (tests/support/test_pki.hpp) and curl as a real client; the upgrade
@@ -116,9 +116,9 @@ cmd_test() {
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --preset asan -j2
 
-  # The fuzz targets under libFuzzer, each briefly: they still build, start from their corpus
-  # and find nothing new in a short run (the long runs are `dev.sh fuzz`; docs/fuzzing.md).
-  configure_and_build fuzz
+  # The fuzz targets under libFuzzer (built above, in the same clang ASan build), each briefly:
+  # they start from their corpus and find nothing new in a short run (the long runs are
+  # `dev.sh fuzz`; docs/fuzzing.md).
   log "test: fuzz, each target ${FUZZ_CI_SECONDS} s ($((SECONDS - started)) s so far)"
   tests/fuzz/run_fuzzers.sh "$FUZZ_CI_SECONDS"
 
@@ -211,13 +211,14 @@ cmd_bench() {
   esac
 }
 
-# cmd_fuzz [SECONDS] [TARGET...]: builds the fuzz preset and runs tests/fuzz/run_fuzzers.sh.
+# cmd_fuzz [SECONDS] [TARGET...]: builds the libFuzzer programs of the asan preset and runs
+# tests/fuzz/run_fuzzers.sh.
 cmd_fuzz() {
   local seconds=${1:-60}
   (($# > 0)) && shift
   [[ $seconds =~ ^[0-9]+$ ]] || { log "fuzz: SECONDS must be a number, not '$seconds'" && exit 2; }
   cmd_deps
-  configure_and_build fuzz
+  configure_and_build asan fuzzers
   tests/fuzz/run_fuzzers.sh "$seconds" "$@"
 }
 

@@ -6,10 +6,8 @@
 namespace sluice::app {
 
 namespace net = boost::asio;
-using tcp = net::ip::tcp;
-
-Acceptor make_acceptor(net::io_context& ioc, const tcp::endpoint& endpoint, bool reuse_port,
-                       boost::system::error_code& ec) {
+Acceptor make_acceptor(net::io_context& ioc, const net::ip::tcp::endpoint& endpoint,
+                       bool reuse_port, boost::system::error_code& ec) {
   Acceptor acceptor(ioc.get_executor());
   if (acceptor.open(endpoint.protocol(), ec)) {
     return acceptor;
@@ -24,7 +22,7 @@ Acceptor make_acceptor(net::io_context& ioc, const tcp::endpoint& endpoint, bool
   return acceptor;
 }
 
-std::string show(const tcp::endpoint& endpoint) {
+std::string show(const net::ip::tcp::endpoint& endpoint) {
   const auto address = endpoint.address();
   return (address.is_v6() ? "[" + address.to_string() + "]" : address.to_string()) + ":" +
          std::to_string(endpoint.port());

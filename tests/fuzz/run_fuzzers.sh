@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Runs the libFuzzer programs of the fuzz preset (build/fuzz/bin/fuzz_<target>), two at a time,
+# Runs the libFuzzer programs of the asan preset (build/asan/bin/fuzz_<target>), two at a time,
 # each for SECONDS, from the seed corpus in tests/fuzz/corpus/<target> plus what earlier runs
 # found (build/fuzz/corpus/<target>, not committed), with its dictionary. Prints one line per
 # target (executions, speed, coverage, corpus) and a summary in build/fuzz/summary.md; exits
@@ -16,6 +16,7 @@ readonly ALL_TARGETS=(request_head response_head chunked_body http2_frames proxy
   admin_request redis_reply)
 targets=("$@")
 ((${#targets[@]} > 0)) || targets=("${ALL_TARGETS[@]}")
+readonly BIN=build/asan/bin
 readonly OUT=build/fuzz
 readonly JOBS=${FUZZ_JOBS:-2}
 
@@ -39,7 +40,7 @@ run_one() {
   # -timeout: nor longer than this many seconds. Leaks are findings too (ASan at exit).
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "$OUT/bin/fuzz_$target" "$OUT/corpus/$target" "tests/fuzz/corpus/$target" \
+    "$BIN/fuzz_$target" "$OUT/corpus/$target" "tests/fuzz/corpus/$target" \
     -dict="$dict" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
     -max_len=8192 -print_final_stats=1 -artifact_prefix="$OUT/findings/$target/" \
     >"$OUT/logs/$target.log" 2>&1

@@ -26,10 +26,7 @@ beast::error_code run_tls_io(net::io_context& ioc, Initiate&& initiate) {
 }  // namespace
 
 TlsClient::TlsClient(std::uint16_t port, const Options& options, std::chrono::milliseconds timeout)
-    : ctx_(net::ssl::context::tls_client),
-      server_name_(options.server_name),
-      port_(port),
-      timeout_(timeout) {
+    : ctx_(net::ssl::context::tls_client), server_name_(options.server_name), timeout_(timeout) {
   const auto fail = [&](const std::string& what, const beast::error_code& ec) {
     return std::runtime_error("TlsClient 127.0.0.1:" + std::to_string(port) + " " + what + ": " +
                               ec.message());

@@ -60,7 +60,6 @@ class TlsClient {
   std::unique_ptr<boost::beast::ssl_stream<boost::beast::tcp_stream>> stream_;
   boost::beast::flat_buffer buffer_;
   std::string server_name_;
-  std::uint16_t port_;
   std::chrono::milliseconds timeout_;
 };
 

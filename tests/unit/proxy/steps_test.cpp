@@ -24,7 +24,7 @@ using testing::world_config;
 /// A request parsed and routed in a context, as the session leaves it before the steps.
 class Routed {
  public:
-  Routed(ProxyWorld& world, std::string request) : world_(world), text_(std::move(request)) {
+  Routed(ProxyWorld& world, std::string request) : text_(std::move(request)) {
     lease_ = std::make_unique<ContextPool::Lease>(world.contexts.acquire());
     ctx().reset(world.clock.now(), world.snapshot());
     std::size_t scanned = 0;
@@ -36,7 +36,6 @@ class Routed {
   [[nodiscard]] RequestContext& ctx() { return **lease_; }
 
  private:
-  ProxyWorld& world_;
   std::string text_;
   std::unique_ptr<ContextPool::Lease> lease_;
 };
