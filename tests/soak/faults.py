@@ -247,21 +247,24 @@ class Faults:
 
     def kill_redis(self):
         """SIGKILL redis-server, start it again (empty: nothing is persisted) after down_s."""
+        # Both records err on the side of more overlap: the outage starts before the signal,
+        # the old lifetime ends only once the process is gone (a decision it counted just
+        # before dying is still its own), and the new one starts before the process does.
         with self.log.lock:
             if self.log.redis_down and self.log.redis_down[-1][1] is None:
                 return
-            kill = time.monotonic()
-            self.log.redis_lives[-1][1] = kill
-            self.log.redis_down.append([kill, None])
+            self.log.redis_down.append([time.monotonic(), None])
         self.redis.kill()
+        with self.log.lock:
+            self.log.redis_lives[-1][1] = time.monotonic()
         self.log.count("kill_redis", "SIGKILL redis-server")
         self.stop.wait(self.down_s)
+        with self.log.lock:
+            self.log.redis_lives.append([time.monotonic(), None])
         self.redis.start()
         self.redis.wait_ready()
         with self.log.lock:
-            back = time.monotonic()
-            self.log.redis_down[-1][1] = back
-            self.log.redis_lives.append([back, None])
+            self.log.redis_down[-1][1] = time.monotonic()
         self.log.count("restart_redis", "redis-server ready again (empty)")
 
     def sighup_storm(self, n=20, spacing_s=0.05):
