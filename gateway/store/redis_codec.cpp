@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/store/redis_codec.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <chrono>
@@ -11,6 +12,14 @@ namespace {
 using std::chrono::milliseconds;
 
 constexpr std::string_view kHex = "0123456789abcdef";
+
+/// A duration the script reported, within [0, one year]: a broken or hostile server's value
+/// must not overflow the conversion to the clock's finer ticks (found by the redis_reply fuzz
+/// target), and no window lasts longer.
+milliseconds script_ms(std::int64_t ms) {
+  constexpr std::int64_t kYear = 365LL * 24 * 3600 * 1000;
+  return milliseconds(std::clamp<std::int64_t>(ms, 0, kYear));
+}
 
 struct ScriptReply {
   std::int64_t allowed = 0;
@@ -74,8 +83,8 @@ std::optional<limiter::LimitDecision> decision_from(const RedisReply& reply) {
   d.allowed = r->allowed == 1;
   d.limit = static_cast<std::uint32_t>(r->limit);
   d.remaining = d.allowed ? remaining_of(r->limit, r->count) : 0U;
-  d.reset = milliseconds(r->reset_ms);
-  d.retry_after = milliseconds(r->retry_ms);
+  d.reset = script_ms(r->reset_ms);
+  d.retry_after = script_ms(r->retry_ms);
   return d;
 }
 
@@ -87,7 +96,7 @@ std::optional<limiter::KeyState> state_from(const RedisReply& reply) {
   return limiter::KeyState{.count = static_cast<std::uint32_t>(r->count),
                            .limit = static_cast<std::uint32_t>(r->limit),
                            .remaining = remaining_of(r->limit, r->count),
-                           .reset = milliseconds(r->reset_ms)};
+                           .reset = script_ms(r->reset_ms)};
 }
 
 }  // namespace sluice::store

@@ -68,7 +68,45 @@ void ReplyReader::Free::operator()(redisReader* reader) const noexcept {
   redisReaderFree(reader);
 }
 
-ReplyReader::ReplyReader() : reader_(redisReaderCreate()) {
+namespace {
+
+/// hiredis' own reply functions (a reader made with the defaults lends them).
+const redisReplyObjectFunctions& default_functions() {
+  static const redisReplyObjectFunctions functions = [] {
+    redisReader* probe = redisReaderCreate();
+    if (probe == nullptr) {
+      throw std::bad_alloc();
+    }
+    const redisReplyObjectFunctions copy = *probe->fn;
+    redisReaderFree(probe);
+    return copy;
+  }();
+  return functions;
+}
+
+/// hiredis 0.14 allocates an array's announced element count before any element arrives, so
+/// "*400000000" from a broken or hostile server would take gigabytes (found by the redis_reply
+/// fuzz target). No reply sluice reads comes near kMaxReplyElements; a larger announcement fails
+/// the reader ("Out of memory": a protocol error, the connection is dropped).
+void* create_bounded_array(const redisReadTask* task, int elements) {
+  if (elements > kMaxReplyElements) {
+    return nullptr;
+  }
+  return default_functions().createArray(task, elements);
+}
+
+redisReplyObjectFunctions* bounded_functions() {
+  static redisReplyObjectFunctions functions = [] {
+    redisReplyObjectFunctions f = default_functions();
+    f.createArray = &create_bounded_array;
+    return f;
+  }();
+  return &functions;
+}
+
+}  // namespace
+
+ReplyReader::ReplyReader() : reader_(redisReaderCreateWithFunctions(bounded_functions())) {
   if (!reader_) {
     throw std::bad_alloc();
   }
@@ -77,7 +115,7 @@ ReplyReader::ReplyReader() : reader_(redisReaderCreate()) {
 ReplyReader::~ReplyReader() = default;
 
 void ReplyReader::reset() {
-  reader_.reset(redisReaderCreate());
+  reader_.reset(redisReaderCreateWithFunctions(bounded_functions()));
   if (!reader_) {
     throw std::bad_alloc();
   }

@@ -28,6 +28,9 @@ struct RedisReply {
 /// A command as RESP bytes: `format_command({"EVALSHA", sha, "1", key, ...})`.
 [[nodiscard]] std::string format_command(const std::vector<std::string_view>& args);
 
+/// The most elements one RESP array may announce; more is a protocol error (ReplyReader).
+inline constexpr int kMaxReplyElements = 1 << 20;
+
 /// Parses a stream of replies fed in arbitrary pieces. Confined to one connection (one thread).
 class ReplyReader {
  public:

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace sluice::store {
 namespace {
 
@@ -63,6 +65,19 @@ TEST(RedisCodecTest, AnythingButFiveIntegersIsRejected) {
   ASSERT_TRUE(state.has_value());
   EXPECT_EQ(state->count, 12U);
   EXPECT_EQ(state->remaining, 0U);  // over an override that was lowered
+}
+
+TEST(RedisCodecTest, DurationsFromABrokenScriptReplyStayWithinAYear) {
+  // INT64_MAX milliseconds overflowed the conversion to the clock's ticks (undefined behaviour;
+  // found by the redis_reply fuzz target); a negative one is no time at all.
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  const auto d = decision_from(integers({0, 10, 10, kMax, -5}));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->reset, std::chrono::milliseconds(365LL * 24 * 3600 * 1000));
+  EXPECT_EQ(d->retry_after, std::chrono::milliseconds(0));
+  const auto state = state_from(integers({1, 1, 10, kMax, 0}));
+  ASSERT_TRUE(state.has_value());
+  EXPECT_EQ(state->reset, std::chrono::milliseconds(365LL * 24 * 3600 * 1000));
 }
 
 }  // namespace
