@@ -32,13 +32,25 @@ void parse_message(std::string_view message, std::size_t step) {
   // Unconsumed bytes carried to the next read, as the session's buffer does.
   std::string pending;
   std::size_t next = head_end;
+  bool waiting = false;  // the last put() asked for more bytes
   while (!parser.is_done()) {
-    const bool eof = next >= message.size();  // nothing more will arrive: the peer closed
     const std::string_view more = message.substr(std::min(next, message.size()), step);
     next += more.size();
     pending.append(more);
+    const bool eof = next >= message.size();  // nothing more will arrive: the peer closes
+    // Beast's contract: after need_more, put() again only with more bytes, and (a debug
+    // assertion in its final-chunk parse) at least 5 of them: the session reads before it
+    // parses again. When none will come, the message ends here.
+    if (waiting && (more.empty() || pending.size() < 5)) {
+      if (!eof) {
+        continue;
+      }
+      parser.put_eof(ec);
+      break;
+    }
     const std::size_t n = parser.put(pending, ec);
-    if (ec == boost::beast::http::error::need_more) {
+    waiting = ec == boost::beast::http::error::need_more;
+    if (waiting) {
       ec = {};
       if (eof) {
         parser.put_eof(ec);

@@ -7,6 +7,7 @@
 # non-zero when any target found something: the input is in build/fuzz/findings/<target>/
 # (docs/fuzzing.md, "A finding").
 #   run_fuzzers.sh SECONDS [TARGET...]      (default: every target)
+# FUZZ_JOBS (2): targets at a time; FUZZ_SEED: libFuzzer's seed (random when unset).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -43,6 +44,7 @@ run_one() {
     "$BIN/fuzz_$target" "$OUT/corpus/$target" "tests/fuzz/corpus/$target" \
     -dict="$dict" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
     -max_len=8192 -print_final_stats=1 -artifact_prefix="$OUT/findings/$target/" \
+    ${FUZZ_SEED:+-seed="$FUZZ_SEED"} \
     >"$OUT/logs/$target.log" 2>&1
 }
 
