@@ -56,6 +56,9 @@ struct AdminContext {
   std::function<std::optional<std::string>()> tls_reload;
   /// The certificates served now (`GET /admin/tls`).
   std::function<nlohmann::json()> tls_certificates;
+  /// Emits one event of `type` to the live event feed (`GET /admin/events`;
+  /// docs/operating.md "Live events"); `data` gets its `ts` there.
+  std::function<void(std::string_view type, nlohmann::json data)> publish;
 };
 
 /// The `/admin/` REST API (docs/behaviour.md "Admin API"): JSON in and out, bearer-token auth,

@@ -129,6 +129,8 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
                 return error;
               },
           .tls_certificates = [this] { return tls_.describe(); },
+          // The live event feed is not wired yet (docs/operating.md "Live events").
+          .publish = [](std::string_view, const nlohmann::json&) {},
       },
       admin::BearerAuth(admin_token_), log::get("admin"));
   const std::size_t n = thread_count(*config_);
