@@ -15,21 +15,21 @@
 namespace sluice::demo {
 namespace {
 
-constexpr auto kAsTuple = net::as_tuple(net::use_awaitable);
+constexpr auto kServerAsTuple = net::as_tuple(net::use_awaitable);
 // Asio has no public name for SO_REUSEPORT; this is how its own options are declared.
 using ReusePort = net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
 
 /// Accepts until the acceptor is closed; each connection becomes a session on this thread.
 net::awaitable<void> accept_loop(net::ip::tcp::acceptor& acceptor, const SessionContext& context) {
   for (;;) {
-    auto [ec, socket] = co_await acceptor.async_accept(kAsTuple);
+    auto [ec, socket] = co_await acceptor.async_accept(kServerAsTuple);
     if (ec == net::error::operation_aborted || !acceptor.is_open()) {
       co_return;
     }
     if (ec) {
       // Out of descriptors or a connection reset while queued: back off briefly, don't spin.
       net::steady_timer pause(acceptor.get_executor(), std::chrono::milliseconds(10));
-      co_await pause.async_wait(kAsTuple);
+      co_await pause.async_wait(kServerAsTuple);
       continue;
     }
     beast::error_code ignored;

@@ -20,7 +20,7 @@
 namespace sluice::demo {
 namespace {
 
-constexpr auto kAsTuple = net::as_tuple(net::use_awaitable);
+constexpr auto kSessionAsTuple = net::as_tuple(net::use_awaitable);
 
 /// Errors that mean "the bytes were not HTTP" (worth a 400) rather than "the peer went away".
 bool is_parse_error(const beast::error_code& ec) {
@@ -45,7 +45,7 @@ net::awaitable<void> Session::run() {
     parser.header_limit(kHeaderLimit);
     parser.body_limit(boost::none);  // bodies stream through; their size is not our concern
     stream_.expires_after(kIdleTimeout);
-    auto [ec, n] = co_await http::async_read_header(stream_, buffer_, parser, kAsTuple);
+    auto [ec, n] = co_await http::async_read_header(stream_, buffer_, parser, kSessionAsTuple);
     if (ec) {
       if (is_parse_error(ec)) {
         Request none;
@@ -110,7 +110,7 @@ net::awaitable<bool> Session::handle(RequestParser& parser) {
 net::awaitable<void> Session::pause(std::chrono::milliseconds delay) {
   net::steady_timer timer(co_await net::this_coro::executor);
   timer.expires_after(delay);
-  co_await timer.async_wait(kAsTuple);  // operation_aborted only when the server stops
+  co_await timer.async_wait(kSessionAsTuple);  // operation_aborted only when the server stops
 }
 
 net::awaitable<bool> Session::fail(RequestParser& parser, FailStatus status) {
@@ -141,7 +141,7 @@ net::awaitable<bool> Session::send_continue_if_expected(const RequestParser& par
   }
   http::response<http::empty_body> interim{http::status::continue_, 11};
   stream_.expires_after(kIdleTimeout);
-  auto [ec, n] = co_await http::async_write(stream_, interim, kAsTuple);
+  auto [ec, n] = co_await http::async_write(stream_, interim, kSessionAsTuple);
   co_return !ec;
 }
 
@@ -170,7 +170,7 @@ net::awaitable<bool> Session::write_reply(const Request& req, Reply& reply) {
   }
   res.keep_alive(keep_alive);
   stream_.expires_after(kIdleTimeout);
-  auto [ec, n] = co_await http::async_write(stream_, res, kAsTuple);
+  auto [ec, n] = co_await http::async_write(stream_, res, kSessionAsTuple);
   co_return !ec && keep_alive;
 }
 

@@ -16,7 +16,7 @@
 namespace sluice::demo {
 namespace {
 
-constexpr auto kAsTuple = net::as_tuple(net::use_awaitable);
+constexpr auto kStreamAsTuple = net::as_tuple(net::use_awaitable);
 
 /// One piece of the pattern. Never written after initialisation, so every thread may read it;
 /// non-const only because buffer_body takes a `void*`.
@@ -75,7 +75,7 @@ net::awaitable<std::optional<std::uint64_t>> Session::drain_body(RequestParser& 
     body.data = scratch();
     body.size = kPieceBytes;
     stream_.expires_after(kIdleTimeout);
-    auto [ec, n] = co_await http::async_read(stream_, buffer_, parser, kAsTuple);
+    auto [ec, n] = co_await http::async_read(stream_, buffer_, parser, kStreamAsTuple);
     if (failed(ec)) {
       co_return std::nullopt;
     }
@@ -102,7 +102,7 @@ net::awaitable<bool> Session::echo(RequestParser& parser) {
   res.body().more = true;
   http::response_serializer<http::buffer_body> serializer{res};
   stream_.expires_after(kIdleTimeout);
-  if (auto [ec, n] = co_await http::async_write_header(stream_, serializer, kAsTuple); ec) {
+  if (auto [ec, n] = co_await http::async_write_header(stream_, serializer, kStreamAsTuple); ec) {
     co_return false;
   }
   char* const buffer = scratch();
@@ -114,7 +114,7 @@ net::awaitable<bool> Session::echo(RequestParser& parser) {
       req.body().size = kPieceBytes;
       stream_.expires_after(kIdleTimeout);
       // read_some, not read: echo what has arrived instead of waiting for a full piece.
-      auto [ec, n] = co_await http::async_read_some(stream_, buffer_, parser, kAsTuple);
+      auto [ec, n] = co_await http::async_read_some(stream_, buffer_, parser, kStreamAsTuple);
       if (failed(ec)) {
         co_return false;
       }
@@ -128,7 +128,8 @@ net::awaitable<bool> Session::echo(RequestParser& parser) {
     res.body().size = got;
     res.body().more = !last;
     stream_.expires_after(kIdleTimeout);
-    if (auto [ec, n] = co_await http::async_write(stream_, serializer, kAsTuple); failed(ec)) {
+    if (auto [ec, n] = co_await http::async_write(stream_, serializer, kStreamAsTuple);
+        failed(ec)) {
       co_return false;
     }
     if (last) {
@@ -148,7 +149,7 @@ net::awaitable<bool> Session::send_bytes(const Request& req, std::uint64_t count
   res.body().more = count > 0;
   http::response_serializer<http::buffer_body> serializer{res};
   stream_.expires_after(kIdleTimeout);
-  if (auto [ec, n] = co_await http::async_write_header(stream_, serializer, kAsTuple); ec) {
+  if (auto [ec, n] = co_await http::async_write_header(stream_, serializer, kStreamAsTuple); ec) {
     co_return false;
   }
   if (req.method() == http::verb::head) {
@@ -162,7 +163,8 @@ net::awaitable<bool> Session::send_bytes(const Request& req, std::uint64_t count
     res.body().size = piece;
     res.body().more = remaining > 0;
     stream_.expires_after(kIdleTimeout);
-    if (auto [ec, n] = co_await http::async_write(stream_, serializer, kAsTuple); failed(ec)) {
+    if (auto [ec, n] = co_await http::async_write(stream_, serializer, kStreamAsTuple);
+        failed(ec)) {
       co_return false;
     }
   }

@@ -19,7 +19,7 @@ namespace websocket = beast::websocket;
 
 using WsStream = websocket::stream<beast::tcp_stream&>;
 
-constexpr auto kAsTuple = net::as_tuple(net::use_awaitable);
+constexpr auto kWsAsTuple = net::as_tuple(net::use_awaitable);
 
 /// Settings every demo WebSocket shares. permessage-deflate stays off (the stream's default:
 /// no permessage_deflate option is set), so payloads cross as they are. Without
@@ -38,12 +38,12 @@ void configure(WsStream& ws, const std::string& port_text) {
 net::awaitable<void> echo_messages(WsStream& ws) {
   beast::flat_buffer buffer;  // this connection's; grows to its largest message
   for (;;) {
-    auto [ec, n] = co_await ws.async_read(buffer, kAsTuple);
+    auto [ec, n] = co_await ws.async_read(buffer, kWsAsTuple);
     if (ec) {
       co_return;  // websocket::error::closed after a clean close
     }
     ws.binary(ws.got_binary());
-    auto [wec, wn] = co_await ws.async_write(buffer.data(), kAsTuple);
+    auto [wec, wn] = co_await ws.async_write(buffer.data(), kWsAsTuple);
     if (wec) {
       co_return;
     }
@@ -76,12 +76,12 @@ net::awaitable<void> push_messages(WsStream& ws, std::uint64_t count, std::uint6
   const auto message = pattern_message(size);
   ws.binary(true);
   for (std::uint64_t i = 0; i < count; ++i) {
-    auto [ec, n] = co_await ws.async_write(message, kAsTuple);
+    auto [ec, n] = co_await ws.async_write(message, kWsAsTuple);
     if (ec) {
       co_return;
     }
   }
-  co_await ws.async_close(websocket::close_code::normal, kAsTuple);
+  co_await ws.async_close(websocket::close_code::normal, kWsAsTuple);
 }
 
 }  // namespace
@@ -100,7 +100,7 @@ net::awaitable<void> Session::websocket(const RequestParser& parser, const Route
   WsStream ws(stream_);
   configure(ws, context_.port_text);
   // Beast answers a malformed upgrade (no Sec-WebSocket-Key, a wrong version) with a 400.
-  if (auto [ec] = co_await ws.async_accept(req, kAsTuple); ec) {
+  if (auto [ec] = co_await ws.async_accept(req, kWsAsTuple); ec) {
     co_return;
   }
   if (route.kind == RouteKind::kWsPush) {

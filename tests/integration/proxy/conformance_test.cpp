@@ -76,7 +76,7 @@ std::vector<std::string> values(const Response& res, const std::string& name) {
   return out;
 }
 
-const std::string kBig(17 * 1024, 'x');  // past the gateway's 16 KiB response-head bound
+const std::string kOversizedField(17 * 1024, 'x');  // past the gateway's 16 KiB response-head bound
 
 std::vector<Row> request_rows() {
   return {
@@ -270,7 +270,7 @@ std::vector<Row> response_rows() {
       {"response: CR in a field", get, 502, To::kMain, forwarded, false,
        reply("HTTP/1.1 200 OK\r\nX-A: a\rb\r\nContent-Length: 0\r\n\r\n")},
       {"response: an oversized head", get, 502, To::kMain, forwarded, false,
-       reply("HTTP/1.1 200 OK\r\nX-Big: " + kBig + "\r\nContent-Length: 0\r\n\r\n")},
+       reply("HTTP/1.1 200 OK\r\nX-Big: " + kOversizedField + "\r\nContent-Length: 0\r\n\r\n")},
       {"response: obs-fold is replaced by a space",
        get,
        200,
