@@ -8,6 +8,7 @@
 #include "gateway/app/check_command.hpp"
 #include "gateway/app/command_line.hpp"
 #include "gateway/app/gateway.hpp"
+#include "gateway/app/replay_command.hpp"
 #include "gateway/config/config_document.hpp"
 #include "gateway/log/logging.hpp"
 
@@ -28,6 +29,9 @@ int main(int argc, char** argv) {
   if (cl.version) {
     std::cout << "sluice " << SLUICE_VERSION << '\n';
     return 0;
+  }
+  if (cl.replay) {
+    return app::run_replay(*cl.replay, std::cout, std::cerr);
   }
   if (cl.check) {
     return app::run_check(cl, std::cout, std::cerr);

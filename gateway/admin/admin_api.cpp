@@ -9,6 +9,7 @@
 #include "gateway/admin/admin_call.hpp"
 #include "gateway/admin/admin_path.hpp"
 #include "gateway/admin/admin_replies.hpp"
+#include "gateway/admin/dashboard.hpp"
 #include "gateway/config/config_json.hpp"
 
 namespace sluice::admin {
@@ -64,15 +65,18 @@ std::string route_using(const config::Config& c, const std::string& policy, std:
 }  // namespace
 
 const std::vector<std::string_view>& AdminApi::resources() {
-  static const std::vector<std::string_view> resources{"limits",    "overrides", "breaker",
-                                                       "endpoints", "routes",    "endpoint_state"};
+  static const std::vector<std::string_view> resources{
+      "limits", "overrides", "breaker", "endpoints", "routes", "endpoint_state", "rollback"};
   return resources;
 }
 
 AdminApi::AdminApi(AdminContext context, BearerAuth auth, std::shared_ptr<spdlog::logger> log)
     : context_(std::move(context)), auth_(auth), log_(std::move(log)) {}
 
-net::awaitable<Response> AdminApi::handle(const Request& req, const net::ip::tcp::endpoint& peer) {
+net::awaitable<Reply> AdminApi::handle(const Request& req, const net::ip::tcp::endpoint& peer) {
+  if (auto page = dashboard_response(req)) {
+    co_return std::move(*page);  // no token: the page holds no data, each call it makes needs one
+  }
   if (!auth_.allows(req[http::field::authorization])) {
     note_unauthorized(peer, req.method_string());
     auto res = reply(req, http::status::unauthorized, {{"error", "unauthorized"}});
@@ -84,8 +88,15 @@ net::awaitable<Response> AdminApi::handle(const Request& req, const net::ip::tcp
     co_return field_error(req, "malformed percent-encoding or UTF-8 in the path", "(path)");
   }
   segments->erase(segments->begin());  // "admin"
-  const Call call{req, peer, std::move(*segments)};
+  const auto dry_run = query_parameter(req.target(), "dry_run");
+  if (dry_run && *dry_run != "true" && *dry_run != "false") {
+    co_return field_error(req, "must be true or false", "(query) dry_run");
+  }
+  const Call call{req, peer, std::move(*segments), dry_run == "true"};
   const auto& s = call.segments;
+  if (s.size() == 1 && s[0] == "events") {
+    co_return events(call);
+  }
   if (s.size() == 4 && s[0] == "limits" && s[2] == "keys") {
     if (req.method() != http::verb::get) {
       co_return method_not_allowed(req, "GET");
@@ -119,8 +130,14 @@ Response AdminApi::route(const Call& call) {
   if (s.size() == 1 && s[0] == "config") {
     return get_only([&] { return reply(req, http::status::ok, config::to_json(c)); });
   }
+  if (s.size() > 1 && s[0] == "config") {
+    return route_config(call);
+  }
   if (s.size() == 1 && s[0] == "limits") {
     return get_only([&] { return reply(req, http::status::ok, config::limits_json(c)); });
+  }
+  if (s.size() == 3 && s[0] == "limits" && s[2] == "top") {
+    return get_only([&] { return top_users(call, s[1]); });
   }
   if ((s.size() == 2 && s[0] == "limits") ||
       (s.size() == 4 && s[0] == "limits" && s[2] == "overrides")) {
@@ -149,33 +166,10 @@ Response AdminApi::route(const Call& call) {
   if (!s.empty() && s[0] == "tls") {
     return route_tls(call);
   }
+  if (s.size() == 2 && s[0] == "insight" && s[1] == "breakers") {
+    return breaker_history(call);
+  }
   return not_found(req, "no such admin resource");
-}
-
-// /admin/tls (what is served) and /admin/tls/reload (docs/tls.md "Rotating certificates").
-Response AdminApi::route_tls(const Call& call) {
-  const auto& s = call.segments;
-  const auto& req = call.req;
-  if (s.size() == 1) {
-    return req.method() == http::verb::get
-               ? reply(req, http::status::ok, context_.tls_certificates())
-               : method_not_allowed(req, "GET");
-  }
-  if (s.size() != 2 || s[1] != "reload") {
-    return not_found(req, "no such admin resource");
-  }
-  if (req.method() != http::verb::post) {
-    return method_not_allowed(req, "POST");
-  }
-  if (auto error = context_.tls_reload()) {
-    log_->error("admin tls reload failed peer={} problem={}", show(call.peer), *error);
-    json body = context_.tls_certificates();
-    body["error"] = "tls_reload_failed";
-    body["detail"] = *error;
-    return reply(req, http::status::internal_server_error, body);
-  }
-  log_->info("admin tls reload peer={}", show(call.peer));
-  return reply(req, http::status::ok, context_.tls_certificates());
 }
 
 // /admin/limits/{policy} and /admin/limits/{policy}/overrides/{key}.
@@ -387,26 +381,14 @@ Response AdminApi::put_routes(const Call& call) {
 
 Response AdminApi::apply(const Call& call, ordered_json next, std::string_view resource,
                          const std::string& subject, const ViewFn& view) {
-  auto validated = config::ConfigDocument::from_json(std::move(next));
-  if (!validated.ok()) {
-    log_->info("admin change rejected peer={} resource={} name={} field={} error={}",
-               show(call.peer), resource, subject, validated.problems.front().path,
-               validated.problems.front().message);
-    return problems_reply(call.req, validated.problems);
-  }
   const json before = view(context_.current().config());
-  const json after = view(validated.document->config());
-  if (auto error = context_.commit(std::move(*validated.document))) {
-    log_->error("admin change not applied peer={} resource={} name={} error={}", show(call.peer),
-                resource, subject, error->detail);
-    return reply(call.req,
-                 error->conflict ? http::status::conflict : http::status::internal_server_error,
-                 {{"error", error->conflict ? "config_file_changed" : "persist_failed"},
-                  {"detail", error->detail}});
+  auto outcome = change(call, std::move(next), resource, subject, insight::VersionSource::kAdmin);
+  if (auto* answer = std::get_if<Response>(&outcome)) {
+    return std::move(*answer);
   }
-  context_.metrics.count_admin_change(resource);
-  log_->info("admin change peer={} resource={} name={} change={}", show(call.peer), resource,
-             subject, short_diff(before, after));
+  const json after = view(context_.current().config());  // the config just committed
+  log_->info("admin change peer={} resource={} name={} version={} change={}", show(call.peer),
+             resource, subject, std::get<Committed>(outcome).version, short_diff(before, after));
   return after.is_null() ? no_content(call.req) : reply(call.req, http::status::ok, after);
 }
 

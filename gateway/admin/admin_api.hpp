@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "gateway/admin/admin_server.hpp"
@@ -19,6 +20,10 @@
 #include "gateway/config/config_document.hpp"
 #include "gateway/core/clock.hpp"
 #include "gateway/health/health_registry.hpp"
+#include "gateway/insight/config_changes.hpp"
+#include "gateway/insight/config_history.hpp"
+#include "gateway/insight/event_feed.hpp"
+#include "gateway/insight/top_users.hpp"
 #include "gateway/metrics/metrics.hpp"
 #include "gateway/store/limit_store.hpp"
 
@@ -59,6 +64,25 @@ struct AdminContext {
   /// Emits one event of `type` to the live event feed (`GET /admin/events`;
   /// docs/operating.md "Live events"); `data` gets its `ts` there.
   std::function<void(std::string_view type, nlohmann::json data)> publish;
+  /// The config versions (docs/operating.md "Versions and rollback"): every applied change is
+  /// recorded here as a version of source admin or rollback.
+  insight::ConfigHistory& history;
+  /// What commit(next) would answer, with nothing changed (`?dry_run=true`): the backends'
+  /// TLS files and, with admin.persist, the config file unchanged on disk. Empty: no checks.
+  std::function<std::optional<CommitError>(const config::ConfigDocument& next)> check_commit;
+  /// `POST /admin/tls/reload?dry_run=true`: reads and checks every certificate file, installs
+  /// nothing; the problem, or nothing with `would_serve` set to what tls_certificates() would
+  /// then answer.
+  std::function<std::optional<std::string>(nlohmann::json& would_serve)> tls_preview;
+  /// The audit logger (one JSON line per applied change); null: the API's own logger.
+  std::shared_ptr<spdlog::logger> audit;
+  /// Each policy's heavy hitters (`GET /admin/limits/{policy}/top`; docs/operating.md "Heavy
+  /// hitters"); null when `admin.top_users` is off.
+  const insight::TopUsersRegistry* top_users = nullptr;
+  /// The live event feed behind `GET /admin/events`; null: that answers 503.
+  insight::EventFeed* events = nullptr;
+  /// `GET /admin/insight/breakers`: each breaker's recent drop probabilities; empty: 404.
+  std::function<nlohmann::json()> breaker_history{};
 };
 
 /// The `/admin/` REST API (docs/behaviour.md "Admin API"): JSON in and out, bearer-token auth,
@@ -76,9 +100,9 @@ class AdminApi {
 
   AdminApi(AdminContext context, BearerAuth auth, std::shared_ptr<spdlog::logger> log);
 
-  /// Answers a request whose path starts with /admin/ from `peer`.
-  boost::asio::awaitable<Response> handle(const Request& req,
-                                          const boost::asio::ip::tcp::endpoint& peer);
+  /// Answers a request whose path starts with /admin/ from `peer` (`/admin/events` streams).
+  boost::asio::awaitable<Reply> handle(const Request& req,
+                                       const boost::asio::ip::tcp::endpoint& peer);
 
  private:
   struct Call;
@@ -104,6 +128,33 @@ class AdminApi {
   Response put_endpoint_state(const Call& call, const std::string& backend,
                               const std::string& endpoint);
   Response route_tls(const Call& call);
+  // event_stream.cpp (docs/operating.md "Live events"):
+  Reply events(const Call& call);
+  Response breaker_history(const Call& call);
+  // top_users_api.cpp (docs/operating.md "Heavy hitters"):
+  Response top_users(const Call& call, const std::string& policy);
+  // insight_api.cpp (docs/operating.md "Versions and rollback", "Dry runs", "Audit lines"):
+  struct Committed {
+    std::uint64_t version = 0;
+    std::vector<insight::ConfigChange> changes;
+  };
+  /// /admin/config/versions[/{v}] and /admin/config/rollback.
+  Response route_config(const Call& call);
+  Response versions(const Call& call);
+  Response version(const Call& call, const std::string& number);
+  Response rollback(const Call& call);
+  /// Validates `next` as a whole config and, unless this is a dry run, commits it, counts it,
+  /// records it as a version of `source`, writes its audit line and publishes its event.
+  /// A Response when the call ends here: invalid, a dry run (`dry_run_extra` merged into the
+  /// answer), or not committed.
+  std::variant<Response, Committed> change(const Call& call, nlohmann::ordered_json next,
+                                           std::string_view resource, const std::string& subject,
+                                           insight::VersionSource source,
+                                           const nlohmann::json& dry_run_extra = nullptr);
+  /// One JSON line on the audit logger, at most kMaxAuditLine bytes (changes beyond that are
+  /// counted, not listed). `version` null: a change that is not a config version.
+  void audit(const Call& call, const nlohmann::json& version, std::string_view resource,
+             const std::string& subject, const std::vector<insight::ConfigChange>& changes);
 
   /// Validates `next` as a whole config; if valid, commits it, counts and logs the change, and
   /// answers with `view` of the new config (204 when `view` gives null).

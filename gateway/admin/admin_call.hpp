@@ -15,6 +15,7 @@ struct AdminApi::Call {
   const Request& req;
   const boost::asio::ip::tcp::endpoint& peer;
   std::vector<std::string> segments;  ///< the path after /admin, decoded
+  bool dry_run = false;               ///< `?dry_run=true`: validate and answer, change nothing
 };
 
 /// A peer address for the audit log: "1.2.3.4:5" or "[::1]:5".

@@ -93,4 +93,30 @@ std::optional<std::vector<std::string>> path_segments(std::string_view target) {
   }
 }
 
+std::optional<std::string> query_parameter(std::string_view target, std::string_view name) {
+  const auto query = target.find('?');
+  if (query == std::string_view::npos) {
+    return std::nullopt;
+  }
+  target.remove_prefix(query + 1);
+  if (const auto fragment = target.find('#'); fragment != std::string_view::npos) {
+    target = target.substr(0, fragment);
+  }
+  while (!target.empty()) {
+    const auto amp = target.find('&');
+    const std::string_view pair = target.substr(0, amp);
+    const auto equals = pair.find('=');
+    const auto key = percent_decode(pair.substr(0, equals));
+    if (key && *key == name) {
+      return equals == std::string_view::npos ? std::string()
+                                              : percent_decode(pair.substr(equals + 1));
+    }
+    if (amp == std::string_view::npos) {
+      break;
+    }
+    target.remove_prefix(amp + 1);
+  }
+  return std::nullopt;
+}
+
 }  // namespace sluice::admin

@@ -15,4 +15,11 @@ namespace sluice::admin {
 /// well-formed UTF-8 (segments become JSON strings). Stateless; thread-safe.
 [[nodiscard]] std::optional<std::vector<std::string>> path_segments(std::string_view target);
 
+/// The value of query parameter `name` in a request target ("/a?dry_run=true&x" -> "true" for
+/// "dry_run"; "" for "x"), percent-decoded ('+' stays '+'); the first one when it repeats.
+/// std::nullopt when absent or its value's percent-encoding is malformed. Stateless;
+/// thread-safe.
+[[nodiscard]] std::optional<std::string> query_parameter(std::string_view target,
+                                                         std::string_view name);
+
 }  // namespace sluice::admin

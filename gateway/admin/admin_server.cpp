@@ -10,6 +10,8 @@
 #include <boost/beast/http.hpp>
 #include <chrono>
 #include <string>
+#include <tuple>
+#include <utility>
 
 namespace sluice::admin {
 namespace {
@@ -25,8 +27,112 @@ constexpr std::uint64_t kMaxBody = std::uint64_t{1024} * 1024;
 constexpr auto kTimeout = 10s;
 constexpr auto kLingerTime = 2s;                                 // after an early 413/431
 constexpr std::uint64_t kLingerBytes = std::uint64_t{8} << 20U;  // discarded at most
+// A streaming reply's kernel send buffer (Linux doubles it): small, so a client that stops
+// reading shows up in its queue in the event feed (which drops it) instead of in kernel memory.
+constexpr int kStreamSendBuffer = 16 * 1024;
 
 }  // namespace
+
+struct BodyWriter::State {
+  bool closed = false;    ///< the connection is over: the peer closed, a write failed, close()
+  bool finished = false;  ///< the reply is over: the socket may be gone, nothing may touch it
+  std::array<char, 512> sink{};  ///< what the peer sends after its request: discarded
+  std::function<void()> on_close;
+
+  void end() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (on_close) {
+      auto fn = std::exchange(on_close, nullptr);
+      fn();
+    }
+  }
+};
+
+namespace {
+
+// Reads (and discards) until the peer closes, so a producer waiting for news learns at once
+// that its client left, not at its next write. The raw socket, not the tcp_stream: the stream's
+// write timeout must not apply to this never-ending read. The socket lives in serve()'s frame:
+// `finished` is set before it goes, and a handler that sees it touches nothing.
+void watch_peer(net::ip::tcp::socket& socket, const std::shared_ptr<BodyWriter::State>& state) {
+  socket.async_read_some(net::buffer(state->sink),
+                         [&socket, state](const beast::error_code& ec, std::size_t) {
+                           if (state->finished) {
+                             return;
+                           }
+                           if (ec) {
+                             state->end();
+                             return;
+                           }
+                           watch_peer(socket, state);
+                         });
+}
+
+}  // namespace
+
+namespace detail {
+
+/// Marks a streaming reply over when AdminServer::stream() leaves, however it leaves. (Not in
+/// the unnamed namespace: a coroutine frame holds it, and GCC warns about frames of unity
+/// builds that hold internal types.)
+struct StreamFinishGuard {
+  explicit StreamFinishGuard(BodyWriter::State& s) : state(s) {}
+  StreamFinishGuard(const StreamFinishGuard&) = delete;
+  StreamFinishGuard& operator=(const StreamFinishGuard&) = delete;
+  ~StreamFinishGuard() {
+    state.finished = true;
+    state.on_close = nullptr;
+  }
+  BodyWriter::State& state;
+};
+
+}  // namespace detail
+
+net::awaitable<bool> BodyWriter::write(const std::vector<net::const_buffer>& buffers) {
+  if (state_->closed) {
+    co_return false;
+  }
+  if (net::buffer_size(buffers) == 0) {
+    co_return true;  // an empty chunk would end the body
+  }
+  stream_.expires_after(kTimeout);
+  beast::error_code ec;
+  if (chunked_) {
+    std::tie(ec, std::ignore) =
+        co_await net::async_write(stream_, http::make_chunk(buffers), kAsTuple);
+  } else {
+    std::tie(ec, std::ignore) = co_await net::async_write(stream_, buffers, kAsTuple);
+  }
+  stream_.expires_never();  // waiting for news between writes is not a stalled write
+  if (ec) {
+    state_->end();
+  }
+  co_return !state_->closed;
+}
+
+net::awaitable<bool> BodyWriter::write(std::string_view text) {
+  const std::vector<net::const_buffer> buffers{net::buffer(text)};
+  co_return co_await write(buffers);
+}
+
+bool BodyWriter::is_closed() const noexcept {
+  return state_->closed;
+}
+
+void BodyWriter::close() {
+  if (state_->finished) {
+    return;
+  }
+  stream_.close();  // a write in progress completes with operation_aborted
+  state_->end();
+}
+
+void BodyWriter::on_close(std::function<void()> fn) {
+  state_->on_close = std::move(fn);
+}
 
 Response json_error(const Request& request, http::status status, std::string_view reason) {
   Response res(status, request.version());
@@ -134,7 +240,12 @@ net::awaitable<void> AdminServer::serve(net::ip::tcp::socket socket) {
       break;
     }
     const Request& req = parser.get();
-    Response res = co_await handler_(req, peer);
+    Reply reply = co_await handler_(req, peer);
+    if (reply.producer) {
+      co_await this->stream(stream, req, std::move(reply));
+      break;
+    }
+    Response& res = reply.head;
     res.set(http::field::server, "sluice-admin");
     const bool keep = res.keep_alive();
     stream.expires_after(kTimeout);
@@ -145,6 +256,41 @@ net::awaitable<void> AdminServer::serve(net::ip::tcp::socket socket) {
   }
   beast::error_code ignored;
   stream.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+}
+
+// docs/admin-api.md "Streaming replies": no Content-Length; chunked for HTTP/1.1, so the
+// client can tell a complete reply (the last chunk) from a cut one; for HTTP/1.0 the body ends
+// when the connection does. Either way the connection closes after it: a stream's end is the
+// server's choice (drain, a dropped client), and a fresh connection costs the client nothing.
+net::awaitable<void> AdminServer::stream(beast::tcp_stream& stream, const Request& req,
+                                         Reply reply) {
+  Response& head = reply.head;
+  head.set(http::field::server, "sluice-admin");
+  head.body().clear();
+  head.erase(http::field::content_length);
+  head.keep_alive(false);
+  const bool chunked = req.version() >= 11;
+  if (chunked) {
+    head.chunked(true);
+  }
+  beast::error_code ignored;
+  stream.socket().set_option(net::socket_base::send_buffer_size(kStreamSendBuffer), ignored);
+  http::response_serializer<http::string_body> serializer(head);
+  stream.expires_after(kTimeout);
+  auto [ec, n] = co_await http::async_write_header(stream, serializer, kAsTuple);
+  stream.expires_never();
+  if (ec) {
+    co_return;
+  }
+  auto state = std::make_shared<BodyWriter::State>();
+  const detail::StreamFinishGuard guard(*state);
+  watch_peer(stream.socket(), state);
+  BodyWriter writer(stream, chunked, state);
+  co_await reply.producer(writer);
+  if (chunked && !state->closed) {
+    stream.expires_after(kTimeout);
+    co_await net::async_write(stream, http::make_chunk_last(), kAsTuple);
+  }
 }
 
 }  // namespace sluice::admin

@@ -12,6 +12,7 @@ namespace sluice::admin {
 namespace {
 
 constexpr std::string_view kScheme = "bearer ";
+constexpr std::size_t kActorDigits = 12;  // hex digits of the token's SHA-256 naming an actor
 
 bool has_bearer_scheme(std::string_view header) {
   return header.size() >= kScheme.size() &&
@@ -25,6 +26,12 @@ bool has_bearer_scheme(std::string_view header) {
 BearerAuth::BearerAuth(const std::optional<std::string>& token) {
   if (token && !token->empty()) {
     digest_ = digest_of(*token);
+    static constexpr std::string_view kHex = "0123456789abcdef";
+    actor_.clear();
+    for (std::size_t i = 0; i < kActorDigits / 2; ++i) {
+      actor_ += kHex[(*digest_)[i] >> 4U];
+      actor_ += kHex[(*digest_)[i] & 0x0FU];
+    }
   }
 }
 

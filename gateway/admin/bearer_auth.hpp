@@ -21,12 +21,17 @@ class BearerAuth {
   /// True when no token is configured, or `authorization` is `Bearer <token>` (the scheme is
   /// case-insensitive, RFC 9110 §11.1).
   [[nodiscard]] bool allows(std::string_view authorization) const;
+  /// Who made an admin change, for versions and audit lines (docs/operating.md "Audit lines"):
+  /// the first 12 hex digits of the SHA-256 of the configured token, or "open" without one.
+  /// Names the token without revealing it; the same token gives the same actor on every run.
+  [[nodiscard]] const std::string& actor() const noexcept { return actor_; }
 
  private:
   using Digest = std::array<unsigned char, 32>;
   static Digest digest_of(std::string_view text);
 
   std::optional<Digest> digest_;
+  std::string actor_ = "open";
 };
 
 }  // namespace sluice::admin

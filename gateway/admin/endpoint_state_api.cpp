@@ -65,10 +65,29 @@ Response AdminApi::put_endpoint_state(const Call& call, const std::string& backe
                        config::member_path(base, "state"));
   }
   const bool draining = value == "draining";
+  // Runtime state, not config: no version, but a dry run, an audit line and an event all the same.
+  const bool was_draining = health->state(*health->find(endpoint), context_.clock.now()) ==
+                            health::EndpointState::kDraining;
+  std::vector<insight::ConfigChange> changes;
+  if (was_draining != draining) {
+    changes.push_back({insight::ConfigChange::Op::kReplace, config::member_path(base, "state"),
+                       was_draining ? "draining" : "active", value});
+  }
+  if (call.dry_run) {
+    return reply(call.req, boost::beast::http::status::ok,
+                 {{"dry_run", true}, {"changes", insight::to_json(changes)}});
+  }
   health->set_draining(endpoint, draining);
   context_.metrics.count_admin_change("endpoint_state");
   log_->info("admin change peer={} resource=endpoint_state name={}/{} state={}", show(call.peer),
              backend, endpoint, draining ? "draining" : "active");
+  const std::string subject = backend + "/" + endpoint;
+  audit(call, nullptr, "endpoint_state", subject, changes);
+  context_.publish("admin_change", {{"version", nullptr},
+                                    {"resource", "endpoint_state"},
+                                    {"subject", subject},
+                                    {"actor", auth_.actor()},
+                                    {"summary", insight::summarize(changes)}});
   return endpoint_states(call, backend);
 }
 

@@ -5,6 +5,15 @@ namespace sluice::app {
 
 std::optional<std::string> BackendTls::load(const config::Config& config, bool reread) {
   Set next;
+  if (auto error = build(config, reread, next)) {
+    return error;
+  }
+  current_ = std::move(next);
+  return std::nullopt;
+}
+
+std::optional<std::string> BackendTls::build(const config::Config& config, bool reread,
+                                             Set& next) const {
   for (const auto& [name, backend] : config.backends) {
     if (!backend.speaks_tls()) {
       continue;
@@ -24,7 +33,6 @@ std::optional<std::string> BackendTls::load(const config::Config& config, bool r
     }
     next.emplace(name, std::move(loaded));
   }
-  current_ = std::move(next);
   return std::nullopt;
 }
 

@@ -29,6 +29,11 @@ class BackendTls {
   /// Loads the set for `config` (every file again when `reread`) and makes it current; on a
   /// problem (the first is returned) the current set stays.
   std::optional<std::string> load(const config::Config& config, bool reread);
+  /// A dry run of load(): the first problem it would meet, with nothing changed.
+  [[nodiscard]] std::optional<std::string> check(const config::Config& config, bool reread) const {
+    Set ignored;
+    return build(config, reread, ignored);
+  }
   /// The set of the last successful load().
   [[nodiscard]] const Set& current() const noexcept { return current_; }
   /// Why the set for the starting config could not be loaded, if it could not.
@@ -42,6 +47,9 @@ class BackendTls {
   }
 
  private:
+  /// The set for `config` into `next`; the first problem, if any.
+  std::optional<std::string> build(const config::Config& config, bool reread, Set& next) const;
+
   std::shared_ptr<spdlog::logger> log_;
   Set current_;
   std::optional<std::string> startup_error_;

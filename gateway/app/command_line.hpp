@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <span>
 #include <string>
@@ -9,7 +10,17 @@ namespace sluice::app {
 
 /// `sluice --config PATH [--check] [--log-level trace|debug|info|warn|error] [--version]`
 /// (docs/behaviour.md "Command line"), parsed.
+/// `sluice replay --config NEW.json [--top N] [--format text|json] ACCESS.LOG`
+/// (docs/operating.md "What-if replay"), parsed.
+struct ReplayArgs {
+  std::string config_path;
+  std::string log_path;  ///< "-" reads stdin
+  std::size_t top = 10;
+  bool json = false;
+};
+
 struct CommandLine {
+  std::optional<ReplayArgs> replay;  ///< set for the `replay` subcommand
   std::string config_path;
   bool check = false;
   bool version = false;

@@ -9,6 +9,18 @@ namespace sluice::app {
 std::optional<admin::CommitError> ConfigFile::write(const config::ConfigDocument& current,
                                                     const config::ConfigDocument& next,
                                                     std::optional<std::string>& warning) const {
+  if (auto conflict = check(current)) {
+    return conflict;
+  }
+  auto written = core::write_file_atomically(path_, next.text());
+  if (written.error) {
+    return admin::CommitError{.conflict = false, .detail = std::move(*written.error)};
+  }
+  warning = std::move(written.warning);
+  return std::nullopt;
+}
+
+std::optional<admin::CommitError> ConfigFile::check(const config::ConfigDocument& current) const {
   // Compared as JSON, so formatting alone (ours or the operator's) is not an edit.
   std::string text;
   const auto unreadable = config::read_config_file(path_, text);
@@ -19,11 +31,6 @@ std::optional<admin::CommitError> ConfigFile::write(const config::ConfigDocument
                                         " changed on disk since sluice last read or wrote it; "
                                         "reload it (SIGHUP) and retry"};
   }
-  auto written = core::write_file_atomically(path_, next.text());
-  if (written.error) {
-    return admin::CommitError{.conflict = false, .detail = std::move(*written.error)};
-  }
-  warning = std::move(written.warning);
   return std::nullopt;
 }
 

@@ -29,6 +29,9 @@ class ConfigFile {
   [[nodiscard]] std::optional<admin::CommitError> write(const config::ConfigDocument& current,
                                                         const config::ConfigDocument& next,
                                                         std::optional<std::string>& warning) const;
+  /// What write() would refuse before writing: the file is no longer `current` (409).
+  [[nodiscard]] std::optional<admin::CommitError> check(
+      const config::ConfigDocument& current) const;
 
  private:
   std::filesystem::path path_;

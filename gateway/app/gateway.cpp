@@ -75,12 +75,20 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
       backend_tls_(*config_, log::get("tls")),
       store_(make_store(config_->store, clock_, random_, metrics_)),
       breakers_(clock_, random_),
-      sync_(*store_.store, breakers_, health_, metrics_),
+      top_users_(config_->admin.top_users
+                     ? std::make_unique<insight::TopUsersRegistry>(
+                           clock_, insight::TopUsersRegistry::shards_for(thread_count(*config_)))
+                     : nullptr),
+      sync_(*store_.store, breakers_, health_, metrics_, top_users_.get()),
       snapshots_(std::make_shared<const proxy::Snapshot>(config_, bind(*config_))),
       gate_(config_->http.max_connections),
       access_log_(config_->access_log),
       services_(clock_, snapshots_, gate_, access_log_, *store_.store,
-                user_hash(config_->access_log, startup_error_), log::get("proxy")) {
+                user_hash(config_->access_log, startup_error_), log::get("proxy")),
+      history_([] { return std::chrono::system_clock::now(); },
+               config_->admin.persist
+                   ? std::optional(insight::ConfigHistory::file_beside(config_file_.path()))
+                   : std::nullopt) {
   if (store_.error) {
     add_startup_error(startup_error_, *store_.error);
   }
@@ -99,6 +107,9 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
                           " is not loopback and no admin token is set (set the environment "
                           "variable " +
                           config_->admin.token_env.value_or("named by admin.token_env") + ")");
+  }
+  if (auto warning = history_.load()) {
+    log_->warn("{}", *warning);
   }
   control_slot_ = store_.store->attach(control_);  // admin key lookups and the housekeeping
   metrics_.on_scrape([this] { refresh_gauges(); });
@@ -126,11 +137,19 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
               [this] {
                 auto error = reload_tls();
                 metrics_.count_reload(!error);
+                publish_outcome("cert_reload", error);
                 return error;
               },
           .tls_certificates = [this] { return tls_.describe(); },
-          // The live event feed is not wired yet (docs/operating.md "Live events").
-          .publish = [](std::string_view, const nlohmann::json&) {},
+          .publish = [this](std::string_view type,
+                            const nlohmann::json& data) { events_.publish(type, data); },
+          .history = history_,
+          .check_commit = [this](const config::ConfigDocument& next) { return check_commit(next); },
+          .tls_preview = [this](nlohmann::json& would_serve) { return preview_tls(would_serve); },
+          .audit = log::get("audit"),
+          .top_users = top_users_.get(),
+          .events = &events_,
+          .breaker_history = [this] { return breaker_history(); },
       },
       admin::BearerAuth(admin_token_), log::get("admin"));
   const std::size_t n = thread_count(*config_);
@@ -159,6 +178,7 @@ int Gateway::run() {
     log_->error("refusing to start: {}", *startup_error_);
     return 1;
   }
+  record_version(insight::VersionSource::kStart);
   // Signals first: once the "ready" line is out (bind_admin), a SIGHUP must reload, not kill.
   signals_.add(SIGTERM);
   signals_.add(SIGINT);
@@ -171,6 +191,7 @@ int Gateway::run() {
   store_.store->start();
   schedule_tick();
   checker_->start();
+  start_insight();
   threads_.reserve(workers_.size());
   for (auto& worker : workers_) {
     threads_.emplace_back([w = worker.get()] { w->context().run(); });
@@ -240,64 +261,6 @@ bool Gateway::bind_listeners() {
     worker->start();
   }
   return true;
-}
-
-bool Gateway::bind_admin() {
-  boost::system::error_code ec;
-  const auto address = net::ip::make_address(config_->admin.address, ec);
-  if (!admin_token_) {
-    log_->warn("the admin API is open (no token): admin.token_env={} is unset or empty",
-               config_->admin.token_env.value_or("null"));
-  }
-  auto acceptor = make_acceptor(control_, tcp::endpoint(address, config_->admin.port), false, ec);
-  if (ec) {
-    log_->error("cannot listen admin address={} port={} error={}", config_->admin.address,
-                config_->admin.port, ec.message());
-    return false;
-  }
-  admin_endpoint_ = acceptor.local_endpoint();
-  admin_ = std::make_shared<admin::AdminServer>(
-      tcp::acceptor(std::move(acceptor)),
-      [this](const admin::Request& req, const tcp::endpoint& peer) {
-        return handle_admin(req, peer);
-      },
-      log::get("admin"));
-  admin_->start();
-  std::string listeners;
-  for (std::size_t i = 0; i < listener_endpoints_.size(); ++i) {
-    listeners += (i == 0 ? "" : ",") + listeners_[i].name + "@" + show(listener_endpoints_[i]);
-  }
-  // `proxy` is the first listener (v1's one), `listeners` all of them by name (last, so v1's
-  // prefix of the line stays as it was for whatever parses it).
-  log_->info("ready proxy={} admin={} threads={} listeners={}", show(listener_endpoints_.front()),
-             show(admin_endpoint_), workers_.size(), listeners);
-  return true;
-}
-
-net::awaitable<admin::Response> Gateway::handle_admin(const admin::Request& req,
-                                                      const tcp::endpoint& peer) {
-  const std::string_view target = req.target();
-  if (target == "/admin" || target.starts_with("/admin/") || target.starts_with("/admin?")) {
-    co_return co_await admin_api_->handle(req, peer);
-  }
-  if (req.method() != http::verb::get && req.method() != http::verb::head) {
-    auto res = admin::json_error(req, http::status::method_not_allowed, "method_not_allowed");
-    res.set(http::field::allow, "GET, HEAD");
-    co_return res;
-  }
-  if (target == "/metrics") {
-    auto res = admin::text(req, http::status::ok, metrics_.scrape());
-    res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-    co_return res;
-  }
-  if (target == "/healthz") {
-    co_return admin::text(req, http::status::ok, "ok\n");
-  }
-  if (target == "/readyz") {
-    co_return draining_ ? admin::text(req, http::status::service_unavailable, "draining\n")
-                        : admin::text(req, http::status::ok, "ready\n");
-  }
-  co_return admin::json_error(req, http::status::not_found, "not_found");
 }
 
 void Gateway::wait_for_signal() {
@@ -377,6 +340,7 @@ void Gateway::begin_drain() {
   }
   draining_ = true;
   notifier_.stopping("draining");
+  stop_insight();  // event streams end now: the drain waits for the data path alone
   services_.draining.store(true);
   drain_deadline_ = clock_.now() + config_->drain_timeout;
   log_->info("draining connections={} timeout_ms={}", gate_.active(),
@@ -425,7 +389,7 @@ void Gateway::finish() {
   if (admin_) {
     admin_->stop();
   }
-  control_.stop();
+  stop_after_streams();  // then control_.stop()
 }
 
 }  // namespace sluice::app

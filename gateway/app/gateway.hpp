@@ -25,6 +25,10 @@
 #include "gateway/config/config_document.hpp"
 #include "gateway/core/clock.hpp"
 #include "gateway/core/random.hpp"
+#include "gateway/insight/config_history.hpp"
+#include "gateway/insight/event_feed.hpp"
+#include "gateway/insight/state_watcher.hpp"
+#include "gateway/insight/top_users.hpp"
 #include "gateway/log/access_log.hpp"
 #include "gateway/metrics/metrics.hpp"
 #include "gateway/proxy/config_sync.hpp"
@@ -57,15 +61,15 @@ class Gateway {
  private:
   bool bind_listeners();
   bool bind_admin();
-  boost::asio::awaitable<admin::Response> handle_admin(const admin::Request& req,
-                                                       const boost::asio::ip::tcp::endpoint& peer);
+  boost::asio::awaitable<admin::Reply> handle_admin(const admin::Request& req,
+                                                    const boost::asio::ip::tcp::endpoint& peer);
   /// The admin API's commit: persists `next` (with admin.persist), then installs it.
   std::optional<admin::CommitError> commit(config::ConfigDocument next);
   void wait_for_signal();
   /// SIGHUP: the config file, then the TLS certificates; counted once.
   void reload();
   /// Re-reads the config file and installs it; false when it is invalid.
-  bool reload_config();
+  bool reload_config(std::string& problem);
   /// Binds `next`, publishes its snapshot, and retires what it no longer has. The backends'
   /// client TLS must be loaded for it (backend_tls_).
   void install(config::ConfigDocument next);
@@ -80,6 +84,31 @@ class Gateway {
   void schedule_tick();
   /// Ends the outlier ejections that are over, with a log line each.
   void end_ejections();
+  // gateway_versions.cpp (docs/operating.md "Versions and rollback"):
+  /// Records document_ as a version of `source` (start, reload), summarized against the last.
+  void record_version(insight::VersionSource source);
+  /// The admin API's dry-run check: what commit(next) would refuse, with nothing changed.
+  [[nodiscard]] std::optional<admin::CommitError> check_commit(
+      const config::ConfigDocument& next) const;
+  /// POST /admin/tls/reload?dry_run=true: every TLS file read and checked, none installed.
+  [[nodiscard]] std::optional<std::string> preview_tls(nlohmann::json& would_serve) const;
+  /// The access log's `user` label of a raw key.
+  [[nodiscard]] std::string key_label(std::string_view key) const;
+  // gateway_insight.cpp (docs/operating.md "Live events"):
+  /// Starts the state watcher (its baseline is the state now).
+  void start_insight();
+  /// At the drain: stops the watcher and ends every event stream.
+  void stop_insight();
+  /// Stops control_ once every event stream has sent its end (at most kStreamsGrace).
+  void stop_after_streams();
+  /// Publishes `type` {ok, error?} (a TLS reload's outcome).
+  void publish_outcome(std::string_view type, const std::optional<std::string>& error);
+  /// Publishes `reload` {ok, version?, error?} for a SIGHUP.
+  void publish_reload(const std::optional<std::string>& error);
+  /// Whether the limit store's on_error fallback is in force.
+  [[nodiscard]] bool store_fallback() const;
+  /// GET /admin/insight/breakers.
+  [[nodiscard]] nlohmann::json breaker_history() const;
   void begin_drain();
   void check_drain();
   void finish();
@@ -102,6 +131,8 @@ class Gateway {
   StoreSetup store_;
   breaker::BreakerRegistry breakers_;
   health::HealthRegistry health_;
+  /// Each policy's heavy hitters; null with admin.top_users off (read at start only).
+  std::unique_ptr<insight::TopUsersRegistry> top_users_;
   proxy::ConfigSync sync_;
   proxy::SnapshotSource snapshots_;
   proxy::ConnectionGate gate_;
@@ -116,6 +147,13 @@ class Gateway {
   boost::asio::steady_timer drain_timer_{control_};
   boost::asio::steady_timer tick_timer_{control_};
   std::unique_ptr<proxy::HealthChecker> checker_;  ///< active checks, on the main thread
+  /// The config versions; with admin.persist kept in `<config>.history.json`.
+  insight::ConfigHistory history_;
+  insight::EventFeed events_;  ///< GET /admin/events; every publisher runs on the main thread
+  /// Samples breakers, the store's fallback and endpoint states for the feed (from run()).
+  std::unique_ptr<insight::StateWatcher> watcher_;
+  boost::asio::steady_timer streams_timer_{control_};  ///< at the end: streams still ending
+  core::TimePoint streams_deadline_{};
   std::unique_ptr<admin::AdminApi> admin_api_;
   std::shared_ptr<admin::AdminServer> admin_;
   /// Where each of `config_->listeners` listens (in order), once bound.

@@ -42,21 +42,33 @@ std::optional<admin::CommitError> Gateway::commit(config::ConfigDocument next) {
 
 void Gateway::reload() {
   notifier_.reloading(clock_.now());
-  const bool config_ok = reload_config();             // with the backends' TLS files, read again
-  const bool tls_ok = !tls_.any() || !tls_.reload();  // independent files: tried either way
+  std::string config_problem;
+  const bool config_ok = reload_config(config_problem);  // with the backends' TLS files
+  publish_reload(config_ok ? std::nullopt : std::optional(config_problem));
+  // Independent files: tried either way.
+  const auto tls_error = tls_.any() ? tls_.reload() : std::nullopt;
+  const bool tls_ok = !tls_error;
+  if (tls_.any()) {
+    publish_outcome("cert_reload", tls_error);
+  }
   metrics_.count_reload(config_ok && tls_ok);
   // Serving either way: a failed reload keeps what ran before (the log says why).
   notifier_.ready(config_ok && tls_ok ? "serving" : "serving; the last reload failed");
 }
 
-bool Gateway::reload_config() {
+bool Gateway::reload_config(std::string& problem) {
   auto config_log = log::get("config");
   auto result = config_file_.load();
   if (!result.ok()) {
     config_log->error("reload failed file={} problems={}", config_file_.path().string(),
                       result.problems.size());
-    for (const auto& problem : result.problems) {
-      config_log->error("reload problem {}", config::to_string(problem));
+    for (const auto& p : result.problems) {
+      config_log->error("reload problem {}", config::to_string(p));
+    }
+    problem = result.problems.empty() ? "cannot read " + config_file_.path().string()
+                                      : config::to_string(result.problems.front());
+    if (result.problems.size() > 1) {
+      problem += " (and " + std::to_string(result.problems.size() - 1) + " more)";
     }
     return false;
   }
@@ -73,10 +85,12 @@ bool Gateway::reload_config() {
   restart_only("store", !(next.store == config_->store));
   if (auto error = backend_tls_.load(next, true)) {
     config_log->error("reload failed problem={}", *error);
+    problem = *error;
     return false;
   }
   gate_.set_max(next.http.max_connections);
   install(std::move(*result.document));
+  record_version(insight::VersionSource::kReload);
   config_log->info("reload ok routes={} backends={}", config_->routes.size(),
                    config_->backends.size());
   return true;

@@ -108,15 +108,34 @@ void TlsListeners::export_expiry() {
 }
 
 nlohmann::json TlsListeners::describe() const {
-  nlohmann::json listeners = nlohmann::json::array();
+  std::vector<std::shared_ptr<const tls::ServerTls>> served(slots_.size());
   for (std::size_t i = 0; i < slots_.size(); ++i) {
-    if (!slots_[i]) {
+    if (slots_[i]) {
+      served[i] = slots_[i]->load();
+    }
+  }
+  return describe(served);
+}
+
+std::optional<std::string> TlsListeners::preview(nlohmann::json& would_serve) const {
+  std::vector<std::shared_ptr<const tls::ServerTls>> loaded;
+  if (auto error = load_all(loaded)) {
+    return error;
+  }
+  would_serve = describe(loaded);
+  return std::nullopt;
+}
+
+nlohmann::json TlsListeners::describe(
+    const std::vector<std::shared_ptr<const tls::ServerTls>>& served) const {
+  nlohmann::json listeners = nlohmann::json::array();
+  for (std::size_t i = 0; i < served.size(); ++i) {
+    if (!served[i]) {
       continue;
     }
     nlohmann::json certificates = nlohmann::json::array();
-    const auto served = slots_[i]->load();
-    for (std::size_t c = 0; c < served->certificates().size(); ++c) {
-      const tls::ServedCertificate& cert = served->certificates()[c];
+    for (std::size_t c = 0; c < served[i]->certificates().size(); ++c) {
+      const tls::ServedCertificate& cert = served[i]->certificates()[c];
       certificates.push_back({{"index", c},
                               {"cert", listeners_[i].tls->certificates[c].cert},
                               {"subject", cert.subject},

@@ -44,12 +44,18 @@ class TlsListeners {
   void tick();
   /// What is served now: per TLS listener, each certificate's subject, names and expiry.
   [[nodiscard]] nlohmann::json describe() const;
+  /// A dry run of reload(): reads and checks every certificate file, installs nothing. The
+  /// problem, or nothing with `would_serve` set to what describe() would answer after reload().
+  [[nodiscard]] std::optional<std::string> preview(nlohmann::json& would_serve) const;
 
  private:
   /// Loads every listener's certificates into `out`; the first problem, if any.
   std::optional<std::string> load_all(
       std::vector<std::shared_ptr<const tls::ServerTls>>& out) const;
   void export_expiry();
+  /// describe() of `served` (per listener; null: plain).
+  [[nodiscard]] nlohmann::json describe(
+      const std::vector<std::shared_ptr<const tls::ServerTls>>& served) const;
 
   const std::vector<config::ListenerConfig>& listeners_;
   metrics::Metrics& metrics_;

@@ -40,6 +40,7 @@ struct AdminConfig {
   std::uint16_t port = 9901;
   std::optional<std::string> token_env;  // name of the env var holding the bearer token
   bool persist = false;                  // write admin changes back to the config file
+  bool top_users = true;  // heavy-hitter sketches per policy (docs/operating.md "Heavy hitters")
 
   bool operator==(const AdminConfig&) const = default;
 };

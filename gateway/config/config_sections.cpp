@@ -155,6 +155,7 @@ AdminConfig parse_admin(ObjectReader& root) {
     admin.token_env = read_env_name(reader, "token_env");
     const bool token_is_null = !admin.token_env && reader.problems().size() == problems_before;
     admin.persist = reader.boolean("persist").value_or(admin.persist);
+    admin.top_users = reader.boolean("top_users").value_or(admin.top_users);
     // docs/behaviour.md "Admin API": without a token the admin API is open, so it may only listen
     // on loopback.
     const auto address = parse_ip_address(admin.address);

@@ -28,4 +28,14 @@ std::optional<core::KeyedHash> user_hash_from_env(const config::AccessLogConfig&
   return core::KeyedHash::from_secret(secret);
 }
 
+std::array<char, 12> user_label(std::uint64_t hash) noexcept {
+  static constexpr std::array<char, 16> kHex{'0', '1', '2', '3', '4', '5', '6', '7',
+                                             '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
+  std::array<char, 12> out{};
+  for (std::size_t i = out.size(); i-- > 0; hash >>= 4U) {
+    out[i] = kHex[hash & 0xfU];
+  }
+  return out;
+}
+
 }  // namespace sluice::log

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -20,5 +22,10 @@ inline constexpr std::size_t kMinUserHashSecret = 16;
 /// call before other threads start.
 [[nodiscard]] std::optional<core::KeyedHash> user_hash_from_env(
     const config::AccessLogConfig& config, std::string& error);
+
+/// The access log's `user` label of the user whose keyed hash is `hash`: its low 48 bits as 12
+/// lowercase hex digits. The admin API's heavy hitters show the same label (docs/operating.md
+/// "Heavy hitters").
+[[nodiscard]] std::array<char, 12> user_label(std::uint64_t hash) noexcept;
 
 }  // namespace sluice::log

@@ -19,6 +19,9 @@ Bindings ConfigSync::apply(const config::Config& config) {
   for (const auto& [name, policy] : config.limits) {
     b.policies.emplace(name, store_.apply(limiter_policy(config, name)));
     b.policy_metrics.emplace(name, &metrics_.policy(name));
+    if (top_users_ != nullptr) {
+      b.top_users.emplace(name, top_users_->sync(name, policy.window));
+    }
   }
   for (const auto& [name, backend] : config.backends) {
     b.breakers.emplace(name, breakers_.sync(name, breaker_params(backend.breaker)));
@@ -39,6 +42,9 @@ void ConfigSync::retire(const config::Config& previous, std::shared_ptr<const co
   for (const auto& [name, policy] : previous.limits) {
     if (!next->limits.contains(name)) {
       store_.remove(name);
+      if (top_users_ != nullptr) {
+        top_users_->remove(name);
+      }
       retired.policies.push_back(name);
     }
   }

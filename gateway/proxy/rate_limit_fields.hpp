@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "gateway/core/clock.hpp"
+#include "gateway/insight/top_users.hpp"
 #include "gateway/limiter/policy.hpp"
 #include "gateway/limiter/sliding_window.hpp"
 #include "gateway/metrics/metrics.hpp"
@@ -25,6 +27,8 @@ struct RouteLimit {
   std::string quoted_name;     ///< the name as a Structured Field string: "name"
   std::string json_name;       ///< the name as a JSON string
   metrics::PolicyMetrics* metrics = nullptr;
+  /// The policy's heavy hitters (null with `admin.top_users` off): every decision is counted.
+  std::shared_ptr<insight::TopUsers> top_users;
 };
 
 /// Whole seconds, rounded up (docs/behaviour.md "Precise semantics": `t`, `Retry-After`).

@@ -64,6 +64,7 @@ void RequestContext::reset(core::TimePoint now, const Snapshot& snap) {
   user = {};
   trim_capacity(user_scratch);
   has_user_label = false;
+  has_user_hash = false;
   verdict.reset();
   extra_count = 0;
   admission.reset();

@@ -108,6 +108,10 @@ struct RequestContext {
   std::string user_scratch;
   std::array<char, 12> user_label{};  ///< the keyed hash of `user` for the log (12 hex digits)
   bool has_user_label = false;
+  /// The keyed hash of `user` (the label's source), computed once for the log and the policy's
+  /// heavy hitters (docs/operating.md "Heavy hitters").
+  std::uint64_t user_hash = 0;
+  bool has_user_hash = false;
   std::optional<limiter::Verdict> verdict;
   RateLimitFields rate_fields;
   std::array<http1::ExtraField, 2> extra{};

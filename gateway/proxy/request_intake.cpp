@@ -248,7 +248,7 @@ std::optional<GatewayError> accept_head(RequestContext& ctx, const SessionEnv& e
   if (refused) {
     return refused;
   }
-  identify_step(ctx, peer, env.access_log != nullptr ? &env.services.user_hash : nullptr);
+  identify_step(ctx, peer, &env.services.user_hash, env.access_log != nullptr);
   return std::nullopt;
 }
 

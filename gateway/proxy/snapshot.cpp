@@ -99,6 +99,9 @@ std::vector<std::unique_ptr<RouteLimit>> compile_limits(const config::Config& co
     limit->quoted_name = structured_string(name);
     limit->json_name = json_string(name);
     limit->metrics = bindings.policy_metrics.at(name);
+    if (const auto sketch = bindings.top_users.find(name); sketch != bindings.top_users.end()) {
+      limit->top_users = sketch->second;
+    }
     limits.push_back(std::move(limit));
   }
   return limits;

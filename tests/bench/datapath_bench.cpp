@@ -28,6 +28,7 @@
 #include "gateway/config/config_loader.hpp"
 #include "gateway/core/clock.hpp"
 #include "gateway/core/random.hpp"
+#include "gateway/insight/top_users.hpp"
 #include "gateway/log/access_log.hpp"
 #include "gateway/log/logging.hpp"
 #include "gateway/metrics/metrics.hpp"
@@ -157,12 +158,14 @@ class Upstream {
 /// The gateway's data path on one worker thread, assembled as the Gateway does it.
 class Gateway {
  public:
-  Gateway(std::uint16_t upstream_port, bool with_limit)
+  /// `with_top_users`: the limit's heavy hitters are counted (admin.top_users).
+  Gateway(std::uint16_t upstream_port, bool with_limit, bool with_top_users = false)
       : config_(make_config(upstream_port, with_limit)),
         store_(clock_, store::MemoryStore::Options{}),
         breakers_(clock_, random_),
         metrics_("bench"),
-        sync_(store_, breakers_, health_, metrics_),
+        top_users_(clock_, 1),
+        sync_(store_, breakers_, health_, metrics_, with_top_users ? &top_users_ : nullptr),
         snapshots_(std::make_shared<const proxy::Snapshot>(config_, sync_.apply(*config_))),
         gate_(10000),
         access_log_(config_->access_log),
@@ -219,6 +222,7 @@ class Gateway {
   breaker::BreakerRegistry breakers_;
   health::HealthRegistry health_;
   metrics::Metrics metrics_;
+  insight::TopUsersRegistry top_users_;
   proxy::ConfigSync sync_;
   proxy::SnapshotSource snapshots_;
   proxy::ConnectionGate gate_;
@@ -233,11 +237,11 @@ class Gateway {
 /// `connections` connections, then reads the answers, so that many requests are in flight at
 /// once (as under load, where per-request state cannot be recycled one request at a time).
 /// Counters: heap allocations per request (the target: at most 2), and the request rate.
-void proxied_keep_alive_get(benchmark::State& state) {
+void keep_alive_gets(benchmark::State& state, bool with_top_users) {
   const bool with_limit = state.range(0) != 0;
   const auto connections = static_cast<std::size_t>(state.range(1));
   Upstream upstream;
-  Gateway gateway(upstream.port(), with_limit);
+  Gateway gateway(upstream.port(), with_limit, with_top_users);
   std::vector<int> fds;
   for (std::size_t i = 0; i < connections; ++i) {
     fds.push_back(connect_to(gateway.port()));
@@ -292,8 +296,21 @@ void proxied_keep_alive_get(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(requests));
   close_all();
 }
+void proxied_keep_alive_get(benchmark::State& state) {
+  keep_alive_gets(state, false);
+}
 BENCHMARK(proxied_keep_alive_get)
     ->ArgsProduct({{0, 1}, {1, 64}})
+    ->ArgNames({"limit_and_breaker", "connections"})
+    ->UseRealTime();
+
+// The same with the policy's heavy hitters counted (admin.top_users, docs/benchmarks.md "Heavy
+// hitters"): one user (the client address), hashed for the sketch since the access log is off.
+void proxied_keep_alive_get_top_users(benchmark::State& state) {
+  keep_alive_gets(state, true);
+}
+BENCHMARK(proxied_keep_alive_get_top_users)
+    ->ArgsProduct({{1}, {1, 64}})
     ->ArgNames({"limit_and_breaker", "connections"})
     ->UseRealTime();
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gateway/admin/admin_api.hpp"
+#include "gateway/insight/config_history.hpp"
 #include "gateway/proxy/config_sync.hpp"
 #include "gateway/store/memory_store.hpp"
 #include "tests/fuzz/fuzz_targets.hpp"
@@ -49,6 +50,11 @@ struct AdminWorld {
         .clock = clock,
         .tls_reload = []() -> std::optional<std::string> { return std::nullopt; },
         .tls_certificates = [] { return nlohmann::json::array(); },
+        .publish = [](std::string_view, const nlohmann::json&) {},
+        .history = history,
+        .check_commit = nullptr,
+        .tls_preview = nullptr,
+        .audit = nullptr,
     };
   }
 
@@ -60,6 +66,9 @@ struct AdminWorld {
   health::HealthRegistry health;
   metrics::Metrics metrics;
   proxy::ConfigSync sync;
+  /// Versions in memory only, on a fixed wall time: an input's answer depends on it alone.
+  insight::ConfigHistory history{[] { return std::chrono::system_clock::time_point{}; },
+                                 std::nullopt};
 };
 
 /// The request the admin listener would hand over: only targets under /admin reach the API
@@ -96,9 +105,9 @@ int admin_request(Input input) {
   std::optional<admin::Response> answer;
   const boost::asio::ip::tcp::endpoint peer(boost::asio::ip::make_address("127.0.0.1"), 40000);
   boost::asio::co_spawn(ioc, api.handle(req, peer),
-                        [&](const std::exception_ptr& escaped, admin::Response res) {
+                        [&](const std::exception_ptr& escaped, admin::Reply res) {
                           SLUICE_FUZZ_CHECK(!escaped);
-                          answer = std::move(res);
+                          answer = std::move(res.head);  // a stream's head (no feed: none)
                         });
   ioc.run();
   SLUICE_FUZZ_CHECK(answer.has_value());

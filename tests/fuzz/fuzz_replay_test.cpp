@@ -21,10 +21,11 @@ struct Target {
 };
 
 constexpr Target kTargets[] = {
-    {"request_head", request_head},   {"response_head", response_head},
-    {"chunked_body", chunked_body},   {"http2_frames", http2_frames},
-    {"proxy_header", proxy_header},   {"config_text", config_text},
-    {"admin_request", admin_request}, {"redis_reply", redis_reply},
+    {"request_head", request_head},       {"response_head", response_head},
+    {"chunked_body", chunked_body},       {"http2_frames", http2_frames},
+    {"proxy_header", proxy_header},       {"config_text", config_text},
+    {"admin_request", admin_request},     {"redis_reply", redis_reply},
+    {"access_log_line", access_log_line},
 };
 
 /// The files of `dir` (none when it does not exist), in name order.

@@ -35,6 +35,9 @@ int admin_request(Input input);
 /// RESP replies from Redis, and what the store reads out of them (script replies, cluster maps,
 /// redirects).
 int redis_reply(Input input);
+/// Access log lines as `sluice replay` reads them: the fast scanner agrees with nlohmann::json on
+/// every line it accepts, and the input as a whole log replays with counts that add up.
+int access_log_line(Input input);
 
 /// Turns logging off: a target's inputs are mostly errors, each logged otherwise.
 void quiet_logs();

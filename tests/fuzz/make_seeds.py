@@ -226,6 +226,42 @@ def redis_replies():
         write("redis_reply", name, bytes([i * 7]) + text.encode())
 
 
+def access_log_lines():
+    line = {"ts": "2026-11-25T02:31:13.952Z", "request_id": "7f0c", "method": "GET",
+            "path": "/api/login", "route": "api", "backend": "b", "endpoint": "10.0.0.7:8080",
+            "user": "a0263a3365c5", "status": 200, "bytes_in": 0, "bytes_out": 153,
+            "duration_ms": 0.636, "upstream_ms": 0.409, "attempts": 1, "limit": "allowed",
+            "breaker": "pass", "client_ip": "203.0.113.9", "host": "api.example",
+            "protocol": "HTTP/1.1", "listener": "default"}
+
+    def logged(**fields):
+        return json.dumps({**line, **fields}, separators=(",", ":"), ensure_ascii=False)
+
+    seeds = {
+        "gateway_line": logged(),
+        "limited_burst": "\n".join(logged(ts="2026-11-25T02:31:13.%03dZ" % i,
+                                           limit="limited" if i > 2 else "allowed")
+                                    for i in range(6)),
+        "out_of_order": "\n".join(logged(ts=t) for t in ("2026-11-25T02:31:15.000Z",
+                                                          "2026-11-25T02:31:13.000Z",
+                                                          "2026-11-25T02:31:10.000Z")),
+        "null_user_unrouted": logged(route="none", backend="none", user=None, limit="none",
+                                     host=None),
+        "renamed_route": logged(route="old-api", path="/api/items", method="POST"),
+        "shadow_login": logged(route="login", path="/login", method="POST",
+                               limit="shadow_limited"),
+        "escapes": logged(path="/caf\u00e9/\x80\"q", request_id="a\\b\u0001"),
+        "crlf_and_blank": logged() + "\r\n\n  \n" + logged(user="bbbbbbbbbbbb"),
+        "whitespace": json.dumps({**line, "user": "cccccccccccc"}, indent=1).replace("\n", " "),
+        "duplicate_route": logged()[:-1] + ',"route":"web"}',
+        "nested_and_exponent": logged()[:-1] + ',"x":{"y":[1,2e3]}}',
+        "malformed": '{"ts":"2026-13-40T25:61:61.000Z","route":"api","user":"xyz",'
+                     '"limit":"maybe"}\n{"ts":\n[]\n',
+    }
+    for name, text in seeds.items():
+        write("access_log_line", name, text + "\n")
+
+
 if __name__ == "__main__":
     request_heads()
     response_heads()
@@ -235,3 +271,4 @@ if __name__ == "__main__":
     config_texts()
     admin_requests()
     redis_replies()
+    access_log_lines()

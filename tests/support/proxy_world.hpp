@@ -21,6 +21,7 @@
 
 #include "gateway/breaker/breaker_registry.hpp"
 #include "gateway/config/config_loader.hpp"
+#include "gateway/insight/top_users.hpp"
 #include "gateway/log/access_log.hpp"
 #include "gateway/log/logging.hpp"
 #include "gateway/metrics/metrics.hpp"
@@ -98,7 +99,9 @@ class ProxyWorld {
         store_(clock, store::MemoryStore::Options{}),
         breakers_(clock, random),
         metrics("test"),
-        sync_(store_, breakers_, health_, metrics),
+        top_users_(clock, 1),
+        sync_(store_, breakers_, health_, metrics,
+              config_->admin.top_users ? &top_users_ : nullptr),
         snapshots_(std::make_shared<const proxy::Snapshot>(config_, sync_.apply(*config_))),
         gate(1000),
         access_log_(config_->access_log),
@@ -126,6 +129,8 @@ class ProxyWorld {
   [[nodiscard]] const proxy::Snapshot& snapshot() const { return *snapshots_.load(); }
   [[nodiscard]] store::MemoryStore& store() { return store_; }
   [[nodiscard]] breaker::BreakerRegistry& breakers() { return breakers_; }
+  /// The policies' heavy hitters (none bound when the config's admin.top_users is false).
+  [[nodiscard]] const insight::TopUsersRegistry& top_users() const { return top_users_; }
 
   ManualClock clock;
   ScriptedRandom random;
@@ -153,6 +158,7 @@ class ProxyWorld {
   metrics::Metrics metrics;
 
  private:
+  insight::TopUsersRegistry top_users_;
   proxy::ConfigSync sync_;
   proxy::SnapshotSource snapshots_;
 

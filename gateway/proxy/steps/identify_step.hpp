@@ -30,11 +30,13 @@ struct Peer {
 };
 
 /// Step 1, identify (docs/behaviour.md "Who is the user"): sets `ctx.user` from the
-/// snapshot's identity sources (header, bearer token, client IP through trusted proxies), and,
-/// when `log_hash` is given (the access log is on), `ctx.user_label`, the first 12 hex digits of
-/// the keyed hash of the user (never the credential). Does nothing when neither the route's
-/// limit nor the log needs the user. Needs the route.
-void identify_step(RequestContext& ctx, const Peer& peer, const core::KeyedHash* log_hash);
+/// snapshot's identity sources (header, bearer token, client IP through trusted proxies). When
+/// `hash` is given, the keyed hash of the user (never the credential) goes to `ctx.user_hash`,
+/// once, if the log labels users (`log_label`: the access log is on; then `ctx.user_label`, 12
+/// hex digits of it, too) or the route's policy counts its heavy hitters. Does nothing when
+/// neither the route's limit nor the log needs the user. Needs the route.
+void identify_step(RequestContext& ctx, const Peer& peer, const core::KeyedHash* hash,
+                   bool log_label = true);
 
 /// The first 12 hex digits of `hash(user)`.
 [[nodiscard]] std::array<char, 12> user_label(const core::KeyedHash& hash, std::string_view user);

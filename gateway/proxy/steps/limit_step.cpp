@@ -17,6 +17,10 @@ std::optional<GatewayError> apply_limit(RequestContext& ctx, const RouteLimit& l
   const limiter::Verdict verdict = limiter::verdict(decision.allowed, limit.mode);
   limit.metrics->results[static_cast<std::size_t>(verdict)]->Increment();
   ctx.verdict = verdict;
+  if (limit.top_users && ctx.has_user_hash) {
+    // Limited: a 429, or one shadow mode let through; not a store failure's deny.
+    limit.top_users->count(ctx.user_hash, !decision.allowed && !decision.unavailable, ctx.started);
+  }
   if (decision.unavailable) {  // the shared store failed and on_error is "deny"
     if (!limiter::rejects(verdict)) {
       return std::nullopt;  // shadow: deny decides as "limited", and shadow never refuses

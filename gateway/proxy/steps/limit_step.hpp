@@ -22,7 +22,8 @@ namespace sluice::proxy {
                                                               store::LimitStore& store,
                                                               store::StoreSlot slot);
 
-/// Applies a decision: counts it in the policy's metrics, fills the rate-limit response fields
+/// Applies a decision: counts it in the policy's metrics and heavy hitters, fills the rate-limit
+/// response fields
 /// (`RateLimit-Policy`, `RateLimit`) and returns the answer when the request must not pass:
 /// 429 (`ctx.reply_body` and `ctx.retry_after_s` set) or 503 `limit_store_unavailable` (the
 /// shared store failed with `on_error: deny`).

@@ -36,5 +36,16 @@ TEST(AdminPathTest, AcceptsUtf8AndRejectsIllFormedBytes) {
   EXPECT_FALSE(path_segments("/k/%F4%90%80%80"));  // above U+10FFFF
 }
 
+TEST(AdminPathTest, FindsAQueryParameterDecoded) {
+  EXPECT_EQ(query_parameter("/admin/limits/p?dry_run=true", "dry_run"), "true");
+  EXPECT_EQ(query_parameter("/a?x=1&dry_run=false&dry_run=true", "dry_run"), "false");  // first
+  EXPECT_EQ(query_parameter("/a?dry%5Frun=a%20b", "dry_run"), "a b");
+  EXPECT_EQ(query_parameter("/a?dry_run", "dry_run"), "");
+  EXPECT_EQ(query_parameter("/a?dry_run=", "dry_run"), "");
+  EXPECT_FALSE(query_parameter("/a", "dry_run"));
+  EXPECT_FALSE(query_parameter("/a?dry_runs=true", "dry_run"));
+  EXPECT_FALSE(query_parameter("/a?dry_run=%zz", "dry_run"));
+}
+
 }  // namespace
 }  // namespace sluice::admin

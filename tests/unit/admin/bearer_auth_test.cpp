@@ -26,5 +26,14 @@ TEST(BearerAuthTest, AllowsOnlyTheExactTokenWithTheBearerScheme) {
   EXPECT_FALSE(auth.allows("s3cret-token"));
 }
 
+TEST(BearerAuthTest, ActorIsTheTokensShortHashOrOpen) {
+  EXPECT_EQ(BearerAuth(std::nullopt).actor(), "open");
+  EXPECT_EQ(BearerAuth(std::string()).actor(), "open");
+  // printf %s s3cret-token | sha256sum
+  EXPECT_EQ(BearerAuth(std::string("s3cret-token")).actor(), "a81e611a041b");
+  EXPECT_NE(BearerAuth(std::string("other")).actor(),
+            BearerAuth(std::string("s3cret-token")).actor());
+}
+
 }  // namespace
 }  // namespace sluice::admin

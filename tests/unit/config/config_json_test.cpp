@@ -32,7 +32,7 @@ TEST(ConfigJsonTest, EveryDefaultIsSpelledOut) {
             json::parse(R"({"name":"users","prefix":"/api/users","backend":"users",
                             "limit":"standard","methods":null,"host":null,"strip_prefix":false,"upgrades":true})"));
   EXPECT_EQ(out["admin"], json::parse(R"({"address":"127.0.0.1","port":9901,"token_env":null,
-                                          "persist":false})"));
+                                          "persist":false,"top_users":true})"));
   EXPECT_EQ(out["identity"], json::parse(R"([{"client_ip":true}])"));
   EXPECT_EQ(out["store"], json::parse(R"({"type":"memory","max_keys":1000000})"));
   EXPECT_EQ(out["overrides"], json::object());

@@ -72,6 +72,15 @@ TEST(ServerSectionsTest, AcceptsNullTokenEnv) {
   EXPECT_TRUE(config.admin.persist);
 }
 
+TEST(ServerSectionsTest, TopUsersIsOnUnlessTurnedOff) {
+  auto doc = valid_document();
+  EXPECT_TRUE(parsed(doc).admin.top_users);
+  doc["admin"] = {{"top_users", false}};
+  EXPECT_FALSE(parsed(doc).admin.top_users);
+  doc["admin"] = {{"top_users", "off"}};
+  EXPECT_THAT(problems_of(doc), ElementsAre("admin.top_users: must be a boolean"));
+}
+
 TEST(ServerSectionsTest, RefusesAnOpenAdminApiOnANonLoopbackAddress) {
   auto doc = valid_document();
   doc["admin"] = {{"address", "0.0.0.0"}, {"token_env", nullptr}};

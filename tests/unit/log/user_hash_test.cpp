@@ -20,6 +20,13 @@ TEST(UserHashTest, NoVariableConfiguredMeansARandomKeyAndNoError) {
   EXPECT_TRUE(error.empty());
 }
 
+TEST(UserHashTest, TheLabelIsTheLow48BitsInHex) {
+  const auto label = user_label(0x0123456789abcdefULL);
+  EXPECT_EQ(std::string_view(label.data(), label.size()), "456789abcdef");
+  const auto zero = user_label(0);
+  EXPECT_EQ(std::string_view(zero.data(), zero.size()), "000000000000");
+}
+
 TEST(UserHashTest, TheVariablesSecretKeysTheHash) {
   ::setenv("SLUICE_TEST_USER_HASH", "0123456789abcdef-secret", 1);
   std::string error;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include "gateway/log/user_hash.hpp"
 #include "gateway/proxy/request_intake.hpp"
 #include "gateway/proxy/steps/breaker_step.hpp"
 #include "gateway/proxy/steps/identify_step.hpp"
@@ -97,6 +98,42 @@ TEST(IdentifyStepTest, NamesTheUserOnlyWhenALimitOrTheLogNeedsIt) {
   ASSERT_TRUE(c.ctx().has_user_label);
   EXPECT_EQ(std::string_view(c.ctx().user_label.data(), 12),
             std::string_view(user_label(hash, "192.0.2.1").data(), 12));
+}
+
+TEST(IdentifyStepTest, HashesTheUserOnceForTheHeavyHittersEvenWithoutTheLog) {
+  ProxyWorld counting(limited_config(10));  // admin.top_users: true by default
+  const core::KeyedHash& hash = counting.services.user_hash;
+  Routed a(counting, "GET / HTTP/1.1\r\nHost: a\r\nX-API-Key: k1\r\n\r\n");
+  identify_step(a.ctx(), kPeer, &hash, false);
+  ASSERT_TRUE(a.ctx().has_user_hash);
+  EXPECT_EQ(a.ctx().user_hash, hash("k1"));
+  EXPECT_FALSE(a.ctx().has_user_label);  // no log: no label
+  json off = limited_config(10);
+  off["admin"] = {{"top_users", false}};
+  ProxyWorld quiet(off);
+  Routed b(quiet, "GET / HTTP/1.1\r\nHost: a\r\nX-API-Key: k1\r\n\r\n");
+  identify_step(b.ctx(), kPeer, &quiet.services.user_hash, false);
+  EXPECT_EQ(b.ctx().user, "k1");
+  EXPECT_FALSE(b.ctx().has_user_hash) << "neither the log nor a sketch needs the hash";
+}
+
+TEST(LimitStepTest, CountsEveryDecisionInThePolicysHeavyHitters) {
+  ProxyWorld world(limited_config(2));
+  for (int i = 0; i < 5; ++i) {
+    Routed r(world, "GET / HTTP/1.1\r\nHost: a\r\nX-API-Key: heavy\r\n\r\n");
+    identify_step(r.ctx(), kPeer, &world.services.user_hash);
+    const RouteLimit& limit = *route_limit(r.ctx());
+    const auto decision = limit_now(r.ctx(), limit, world.store(), store::StoreSlot{});
+    (void)apply_limit(r.ctx(), limit, *decision);
+    if (i == 0) {  // the sketch's key is the hash the log's label shows
+      EXPECT_EQ(log::user_label(r.ctx().user_hash), r.ctx().user_label);
+    }
+  }
+  const auto top = world.top_users().find("p")->top(10);
+  ASSERT_EQ(top.users.size(), 1U);
+  EXPECT_EQ(top.users[0].user, world.services.user_hash("heavy"));
+  EXPECT_EQ(top.users[0].count, 5U);
+  EXPECT_EQ(top.users[0].limited, 3U);  // the 429s
 }
 
 TEST(LimitStepTest, AdmitsWithTheFieldsThenRefusesWith429) {
