@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "gateway/core/atomic_file.hpp"
+#include "gateway/insight/utc_timestamp.hpp"
 
 namespace sluice::insight {
 namespace {
@@ -15,24 +16,6 @@ namespace {
 using nlohmann::ordered_json;
 
 constexpr int kHistoryFormat = 1;  // the file's "format": bumped when its shape changes
-
-std::string history_iso_time(std::chrono::system_clock::time_point at) {
-  const auto ms = std::chrono::time_point_cast<std::chrono::milliseconds>(at);
-  const std::time_t t = std::chrono::system_clock::to_time_t(ms);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buffer[40];
-  const std::size_t n = std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%S", &tm);
-  const auto millis = (ms.time_since_epoch() % std::chrono::seconds(1)).count();
-  const auto fraction = (millis + 1000) % 1000;  // before 1970 the remainder is negative
-  std::string text(buffer, n);
-  text += '.';
-  text += static_cast<char>('0' + fraction / 100);
-  text += static_cast<char>('0' + fraction / 10 % 10);
-  text += static_cast<char>('0' + fraction % 10);
-  text += 'Z';
-  return text;
-}
 
 // The file's versions, oldest first, or why they cannot be used.
 std::optional<std::deque<ConfigVersion>> history_parse(const std::string& text,
@@ -184,7 +167,7 @@ const ConfigVersion& ConfigHistory::record(VersionSource source, std::optional<s
                                            std::optional<std::string>& warning) {
   ConfigVersion next;
   next.version = versions_.empty() ? 1 : versions_.back().version + 1;
-  next.ts = history_iso_time(wall_clock_());
+  next.ts = utc_timestamp(wall_clock_());
   next.source = source;
   next.actor = std::move(actor);
   next.summary = std::move(summary);

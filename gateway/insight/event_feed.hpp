@@ -13,10 +13,9 @@
 #include <string_view>
 #include <vector>
 
-namespace sluice::insight {
+#include "gateway/insight/utc_timestamp.hpp"
 
-/// `at` as UTC ISO 8601 with milliseconds: "2026-11-26T12:00:00.123Z".
-[[nodiscard]] std::string utc_timestamp(std::chrono::system_clock::time_point at);
+namespace sluice::insight {
 
 /// One published event as every client receives it: its id and its Server-Sent Events record
 /// ("id: N\nevent: TYPE\ndata: JSON\n\n"), formatted once and shared by every queue holding it.

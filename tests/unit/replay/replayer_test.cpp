@@ -107,7 +107,8 @@ TEST(ReplayerTest, DecidesAtTheLoggedTimes) {
                           logged(milliseconds(100), "api", kUserA, "allowed") +
                           logged(milliseconds(200), "api", kUserA, "allowed") +
                           logged(milliseconds(5000), "api", kUserA, "allowed");
-  const PolicyTotals& standard = row(replay(next, log), "standard");
+  const ReplayReport report = replay(next, log);  // row() points into it
+  const PolicyTotals& standard = row(report, "standard");
   EXPECT_EQ(standard.allowed_now, 3U);  // the window has passed by the fourth
   EXPECT_EQ(standard.limited_now, 1U);
 }
@@ -187,7 +188,8 @@ TEST(ReplayerTest, AShadowPolicyLimitsNothingButCountsWhatItWould) {
   for (int i = 0; i < 3; ++i) {
     log += logged(milliseconds(i), "api", kUserA, i == 0 ? "allowed" : "shadow_limited");
   }
-  const PolicyTotals& standard = row(replay(next, log), "standard");
+  const ReplayReport report = replay(next, log);  // row() points into it
+  const PolicyTotals& standard = row(report, "standard");
   EXPECT_EQ(standard.allowed_now, 3U);
   EXPECT_EQ(standard.limited_now, 0U);
   EXPECT_EQ(standard.shadow_limited_now, 2U);
