@@ -18,7 +18,7 @@ namespace sluice::tls {
 /// control thread rotates them.
 class TicketKeys {
  public:
-  /// How often the gateway rotates the keys (SPEC: at least daily).
+  /// How often the gateway rotates the keys (docs/tls.md "Session resumption").
   static constexpr auto kRotationPeriod = std::chrono::hours(12);
 
   TicketKeys();  ///< starts with one random key
