@@ -78,7 +78,7 @@ struct AdminContext {
   std::shared_ptr<spdlog::logger> audit;
   /// Each policy's heavy hitters (`GET /admin/limits/{policy}/top`; docs/operating.md "Heavy
   /// hitters"); null when `admin.top_users` is off.
-  const insight::TopUsersRegistry* top_users = nullptr;
+  insight::TopUsersRegistry* top_users = nullptr;
   /// The live event feed behind `GET /admin/events`; null: that answers 503.
   insight::EventFeed* events = nullptr;
   /// `GET /admin/insight/breakers`: each breaker's recent drop probabilities; empty: 404.

@@ -39,9 +39,11 @@ Response AdminApi::top_users(const Call& call, const std::string& policy) {
     return reply(call.req, http::status::conflict,
                  {{"error", "top_users is off (admin.top_users)"}});
   }
-  // Every policy of the running config has its sketch (bound on the same thread).
-  const auto sketch = context_.top_users->find(policy);
-  if (!sketch) {
+  // Every policy of the running config has its sketch (bound on the same thread). The workers'
+  // latest decisions first: the answer counts every request decided before it was asked.
+  context_.top_users->drain();
+  insight::TopUsers* const sketch = context_.top_users->find(policy);
+  if (sketch == nullptr) {
     return not_found(call.req, "no policy named \"" + policy + "\"");
   }
   std::size_t n = kTopUsersDefault;
@@ -65,7 +67,8 @@ Response AdminApi::top_users(const Call& call, const std::string& policy) {
                 {"window_ms", sketch->window().count()},
                 {"users", std::move(users)},
                 {"error_bound", answer.error_bound},
-                {"tracked", answer.tracked}});
+                {"tracked", answer.tracked},
+                {"dropped", context_.top_users->dropped()}});
 }
 
 }  // namespace sluice::admin

@@ -76,8 +76,7 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
       store_(make_store(config_->store, clock_, random_, metrics_)),
       breakers_(clock_, random_),
       top_users_(config_->admin.top_users
-                     ? std::make_unique<insight::TopUsersRegistry>(
-                           clock_, insight::TopUsersRegistry::shards_for(thread_count(*config_)))
+                     ? std::make_unique<insight::TopUsersRegistry>(clock_, thread_count(*config_))
                      : nullptr),
       sync_(*store_.store, breakers_, health_, metrics_, top_users_.get()),
       snapshots_(std::make_shared<const proxy::Snapshot>(config_, bind(*config_))),
@@ -157,6 +156,9 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
   for (std::size_t i = 0; i < n; ++i) {
     workers_.push_back(std::make_unique<proxy::Worker>(services_, i));
     workers_.back()->attach_store();
+    if (top_users_) {
+      workers_.back()->attach_top_users(top_users_->ring(i));
+    }
   }
 }
 

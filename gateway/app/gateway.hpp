@@ -95,8 +95,11 @@ class Gateway {
   /// The access log's `user` label of a raw key.
   [[nodiscard]] std::string key_label(std::string_view key) const;
   // gateway_insight.cpp (docs/operating.md "Live events"):
-  /// Starts the state watcher (its baseline is the state now).
+  /// Starts the state watcher (its baseline is the state now) and the heavy hitters' drain.
   void start_insight();
+  /// Applies the workers' queued decisions to the heavy-hitter sketches every
+  /// kTopUsersDrainInterval (docs/decisions/0018-heavy-hitters-off-the-data-path.md).
+  void schedule_top_users_drain();
   /// At the drain: stops the watcher and ends every event stream.
   void stop_insight();
   /// Stops control_ once every event stream has sent its end (at most kStreamsGrace).
@@ -152,7 +155,8 @@ class Gateway {
   insight::EventFeed events_;  ///< GET /admin/events; every publisher runs on the main thread
   /// Samples breakers, the store's fallback and endpoint states for the feed (from run()).
   std::unique_ptr<insight::StateWatcher> watcher_;
-  boost::asio::steady_timer streams_timer_{control_};  ///< at the end: streams still ending
+  boost::asio::steady_timer streams_timer_{control_};    ///< at the end: streams still ending
+  boost::asio::steady_timer top_users_timer_{control_};  ///< the heavy hitters' drain
   core::TimePoint streams_deadline_{};
   std::unique_ptr<admin::AdminApi> admin_api_;
   std::shared_ptr<admin::AdminServer> admin_;

@@ -15,6 +15,9 @@ namespace {
 using namespace std::chrono_literals;
 constexpr auto kStreamsGrace = 500ms;  // how long the end waits for event streams to finish
 constexpr auto kStreamsPoll = 5ms;
+/// How often the sketches take the workers' samples: a ring (TopUsersRegistry::kRingCapacity)
+/// fills in that time only above 327,000 decisions per second on one worker.
+constexpr auto kTopUsersDrainInterval = 50ms;
 
 }  // namespace
 
@@ -24,6 +27,19 @@ void Gateway::start_insight() {
       insight::StateWatcher::Sources{breakers_, health_, [this] { return store_fallback(); }},
       [this](std::string_view type, const nlohmann::json& data) { events_.publish(type, data); });
   watcher_->start();
+  if (top_users_) {
+    schedule_top_users_drain();
+  }
+}
+
+void Gateway::schedule_top_users_drain() {
+  top_users_timer_.expires_after(kTopUsersDrainInterval);
+  top_users_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) {
+      top_users_->drain();
+      schedule_top_users_drain();
+    }
+  });
 }
 
 void Gateway::stop_insight() {

@@ -2,15 +2,12 @@
 #include "gateway/insight/top_users.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cassert>
 #include <cmath>
 #include <utility>
 
 namespace sluice::insight {
 namespace {
-
-constexpr std::size_t kMaxTopUsersShards = 8;
 
 /// One user while an answer is assembled: real-valued estimates, rounded at the end.
 struct TopCandidate {
@@ -32,80 +29,60 @@ std::uint64_t rounded_estimate(double estimate) {
 
 }  // namespace
 
-TopUsers::TopUsers(const core::Clock& clock, std::chrono::milliseconds window, std::size_t shards)
+TopUsers::TopUsers(const core::Clock& clock, std::chrono::milliseconds window)
     : clock_(clock),
       window_(window),
       width_(std::chrono::duration_cast<core::Duration>(window)),
-      shard_shift_(64U - static_cast<unsigned>(std::countr_zero(shards))) {
-  assert(window.count() > 0 && std::has_single_bit(shards) && shards <= kMaxEntries / 2);
-  const std::size_t capacity = kMaxEntries / (2 * shards);  // two windows per shard
-  const core::TimePoint origin = clock.now();
-  shards_.reserve(shards);
-  for (std::size_t i = 0; i < shards; ++i) {
-    shards_.push_back(std::make_unique<Shard>(capacity, origin));
-  }
+      current_(kMaxEntries / 2),
+      previous_(kMaxEntries / 2),
+      start_(clock.now()) {
+  assert(window.count() > 0);
 }
 
-TopUsers::Shard& TopUsers::shard_of(std::uint64_t user) const noexcept {
-  if (shards_.size() == 1) {
-    return *shards_.front();
+void TopUsers::roll(core::TimePoint now) noexcept {
+  if (now - start_ < width_) {
+    return;  // still the current window (or a sample from just before a roll)
   }
-  // The top bits of a multiplicative hash (a constant of MurmurHash3's finalizer): independent
-  // of the bits SpaceSaving's index uses, so a shard's users still spread over its index.
-  return *shards_[(user * 0xff51afd7ed558ccdULL) >> shard_shift_];
-}
-
-void TopUsers::Shard::roll(core::TimePoint now, core::Duration window) noexcept {
-  if (now - start < window) {
-    return;  // still the current window (or a request that started just before a roll)
-  }
-  const auto steps = (now - start) / window;
+  const auto steps = (now - start_) / width_;
   if (steps == 1) {
-    std::swap(previous, current);
-    current.clear();
+    std::swap(previous_, current_);
+    current_.clear();
   } else {  // at least one whole window without a request: nothing is left inside
-    previous.clear();
-    current.clear();
+    previous_.clear();
+    current_.clear();
   }
-  start += steps * window;  // stays on the grid
+  start_ += steps * width_;  // stays on the grid
 }
 
-void TopUsers::count(std::uint64_t user, bool limited, core::TimePoint now) noexcept {
-  Shard& shard = shard_of(user);
-  const std::lock_guard lock(shard.mutex);
-  shard.roll(now, width_);
-  shard.current.add(user, limited);
+void TopUsers::count(std::uint64_t user, bool limited, core::TimePoint at) noexcept {
+  roll(at);
+  current_.add(user, limited);
 }
 
-TopAnswer TopUsers::top(std::size_t n) const {
+TopAnswer TopUsers::top(std::size_t n) {
   const core::TimePoint now = clock_.now();
+  roll(now);
+  const double share = previous_share(now, start_, width_);
+  const auto current_min = static_cast<double>(current_.min_count());
+  const auto previous_min = static_cast<double>(previous_.min_count());
   std::vector<TopCandidate> all;
-  double bound = 0.0;
-  for (const auto& shard : shards_) {
-    const std::lock_guard lock(shard->mutex);
-    shard->roll(now, width_);
-    const double share = previous_share(now, shard->start, width_);
-    const SpaceSaving& current = shard->current;
-    const SpaceSaving& previous = shard->previous;
-    const auto current_min = static_cast<double>(current.min_count());
-    const auto previous_min = static_cast<double>(previous.min_count());
-    for (const SpaceSaving::Entry& e : current.entries()) {
-      const SpaceSaving::Entry* before = previous.find(e.key);
-      all.push_back(
-          {e.key,
-           static_cast<double>(e.count) +
-               share * (before != nullptr ? static_cast<double>(before->count) : previous_min),
-           static_cast<double>(e.limited) +
-               share * (before != nullptr ? static_cast<double>(before->limited) : 0.0)});
-    }
-    for (const SpaceSaving::Entry& e : previous.entries()) {
-      if (current.find(e.key) == nullptr) {
-        all.push_back({e.key, current_min + share * static_cast<double>(e.count),
-                       share * static_cast<double>(e.limited)});
-      }
-    }
-    bound = std::max(bound, current_min + share * previous_min);
+  all.reserve(current_.entries().size() + previous_.entries().size());
+  for (const SpaceSaving::Entry& e : current_.entries()) {
+    const SpaceSaving::Entry* before = previous_.find(e.key);
+    all.push_back(
+        {e.key,
+         static_cast<double>(e.count) +
+             share * (before != nullptr ? static_cast<double>(before->count) : previous_min),
+         static_cast<double>(e.limited) +
+             share * (before != nullptr ? static_cast<double>(before->limited) : 0.0)});
   }
+  for (const SpaceSaving::Entry& e : previous_.entries()) {
+    if (current_.find(e.key) == nullptr) {
+      all.push_back({e.key, current_min + share * static_cast<double>(e.count),
+                     share * static_cast<double>(e.limited)});
+    }
+  }
+  const double bound = current_min + share * previous_min;
   const std::size_t shown = std::min(n, all.size());
   std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(shown), all.end(),
                     [](const TopCandidate& a, const TopCandidate& b) {
@@ -128,31 +105,64 @@ TopAnswer TopUsers::top(std::size_t n) const {
   return answer;
 }
 
-TopUsersRegistry::TopUsersRegistry(const core::Clock& clock, std::size_t shards)
-    : clock_(clock), shards_(shards) {}
-
-std::size_t TopUsersRegistry::shards_for(std::size_t threads) noexcept {
-  return std::min(std::bit_ceil(std::max<std::size_t>(threads, 1)), kMaxTopUsersShards);
+TopUsersRegistry::TopUsersRegistry(const core::Clock& clock, std::size_t workers) : clock_(clock) {
+  rings_.reserve(workers);
+  for (std::size_t i = 0; i < workers; ++i) {
+    rings_.push_back(std::make_unique<UserSampleRing>(kRingCapacity));
+  }
 }
 
-std::shared_ptr<TopUsers> TopUsersRegistry::sync(const std::string& policy,
-                                                 std::chrono::milliseconds window) {
+std::uint32_t TopUsersRegistry::sync(const std::string& policy, std::chrono::milliseconds window) {
   auto& sketch = sketches_[policy];
-  if (!sketch || sketch->window() != window) {
-    sketch = std::make_shared<TopUsers>(clock_, window, shards_);
+  if (!sketch.users || sketch.users->window() != window) {
+    if (sketch.users) {
+      by_id_.erase(sketch.id);
+    }
+    sketch.id = next_id_++;
+    sketch.users = std::make_unique<TopUsers>(clock_, window);
+    by_id_[sketch.id] = sketch.users.get();
   }
-  return sketch;
+  return sketch.id;
 }
 
 void TopUsersRegistry::remove(std::string_view policy) {
   if (const auto it = sketches_.find(policy); it != sketches_.end()) {
+    by_id_.erase(it->second.id);
     sketches_.erase(it);
   }
 }
 
-std::shared_ptr<const TopUsers> TopUsersRegistry::find(std::string_view policy) const {
+std::size_t TopUsersRegistry::drain() {
+  // Samples come in runs of one policy: the last lookup usually answers the next.
+  std::uint32_t last_id = 0;
+  TopUsers* last = nullptr;
+  std::size_t drained = 0;
+  for (const auto& ring : rings_) {
+    drained += ring->drain([&](const UserSample& s) {
+      if (s.sketch != last_id) {
+        const auto it = by_id_.find(s.sketch);
+        last_id = s.sketch;
+        last = it == by_id_.end() ? nullptr : it->second;  // a policy removed since
+      }
+      if (last != nullptr) {
+        last->count(s.user, s.limited, s.at);
+      }
+    });
+  }
+  return drained;
+}
+
+TopUsers* TopUsersRegistry::find(std::string_view policy) {
   const auto it = sketches_.find(policy);
-  return it == sketches_.end() ? nullptr : it->second;
+  return it == sketches_.end() ? nullptr : it->second.users.get();
+}
+
+std::uint64_t TopUsersRegistry::dropped() const noexcept {
+  std::uint64_t sum = 0;
+  for (const auto& ring : rings_) {
+    sum += ring->dropped();
+  }
+  return sum;
 }
 
 }  // namespace sluice::insight

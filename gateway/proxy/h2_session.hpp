@@ -209,7 +209,7 @@ class H2Session final : public http2::ConnectionHost {
       if (await_store) {
         const limiter::LimitDecision decision = co_await env_.services.store.decide(
             env_.store_slot, route_limit(ctx)->id, ctx.user, net::use_awaitable_t<Executor>{});
-        refused = after_limit(ctx, decision);
+        refused = after_limit(ctx, decision, env_);
       }
       if (refused) {
         co_await answer(ctx, channel, buffer, write_deadline, env_, *refused);

@@ -9,7 +9,6 @@
 #include <string_view>
 
 #include "gateway/core/clock.hpp"
-#include "gateway/insight/top_users.hpp"
 #include "gateway/limiter/policy.hpp"
 #include "gateway/limiter/sliding_window.hpp"
 #include "gateway/metrics/metrics.hpp"
@@ -27,8 +26,9 @@ struct RouteLimit {
   std::string quoted_name;     ///< the name as a Structured Field string: "name"
   std::string json_name;       ///< the name as a JSON string
   metrics::PolicyMetrics* metrics = nullptr;
-  /// The policy's heavy hitters (null with `admin.top_users` off): every decision is counted.
-  std::shared_ptr<insight::TopUsers> top_users;
+  /// The policy's heavy-hitter sketch (insight::TopUsersRegistry::sync), 0 with
+  /// `admin.top_users` off: every decision is sampled to it through the worker's ring.
+  std::uint32_t top_users = 0;
 };
 
 /// Whole seconds, rounded up (docs/behaviour.md "Precise semantics": `t`, `Retry-After`).

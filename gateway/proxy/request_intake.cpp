@@ -264,16 +264,16 @@ std::optional<GatewayError> judge(RequestContext& ctx, const SessionEnv& env, co
       await_store = true;
       return std::nullopt;
     }
-    if (auto refused = apply_limit(ctx, *limit, *decision)) {
+    if (auto refused = apply_limit(ctx, *limit, *decision, env.top_users)) {
       return refused;
     }
   }
   return breaker_step(ctx, ctx.started);
 }
 
-std::optional<GatewayError> after_limit(RequestContext& ctx,
-                                        const limiter::LimitDecision& decision) {
-  if (auto refused = apply_limit(ctx, *route_limit(ctx), decision)) {
+std::optional<GatewayError> after_limit(RequestContext& ctx, const limiter::LimitDecision& decision,
+                                        const SessionEnv& env) {
+  if (auto refused = apply_limit(ctx, *route_limit(ctx), decision, env.top_users)) {
     return refused;
   }
   return breaker_step(ctx, ctx.started);

@@ -58,8 +58,10 @@ inline std::string_view buffered(const boost::beast::flat_buffer& buffer) {
                                                 const Peer& peer, bool& await_store);
 
 /// The rest of judge() once an asynchronous limit decision arrived.
+/// `env`: the session's, as judge() had it.
 [[nodiscard]] std::optional<GatewayError> after_limit(RequestContext& ctx,
-                                                      const limiter::LimitDecision& decision);
+                                                      const limiter::LimitDecision& decision,
+                                                      const SessionEnv& env);
 
 /// Starts a request on `ctx` (a pooled context) under `snapshot`: its clocks. Returns `ctx`.
 RequestContext& begin_request(RequestContext& ctx, const Snapshot& snapshot, const SessionEnv& env);

@@ -120,7 +120,7 @@ Task<void> run_session(Down stream, Peer peer, SessionEnv& env, UpstreamContext<
     if (await_store) {
       const limiter::LimitDecision decision = co_await env.services.store.decide(
           env.store_slot, route_limit(ctx)->id, ctx.user, net::use_awaitable_t<Executor>{});
-      refused = after_limit(ctx, decision);
+      refused = after_limit(ctx, decision, env);
     }
     if (refused) {
       served = co_await detail::answer(ctx, stream, buffer, write_deadline, env, *refused);

@@ -3,6 +3,7 @@
 
 #include <memory_resource>
 
+#include "gateway/insight/user_sample_ring.hpp"
 #include "gateway/log/access_log.hpp"
 #include "gateway/proxy/deadline.hpp"
 #include "gateway/proxy/request_context.hpp"
@@ -23,6 +24,8 @@ struct SessionEnv {
   store::StoreSlot store_slot;
   SessionList& sessions;
   std::pmr::memory_resource* ops;  ///< the worker's pool for operation memory
+  /// The worker's ring to the heavy-hitter sketches; null with `admin.top_users` off.
+  insight::UserSampleRing* top_users;
 };
 
 }  // namespace sluice::proxy

@@ -32,8 +32,8 @@ struct Bindings {
   std::map<std::string, std::shared_ptr<breaker::AdaptiveBreaker>, std::less<>> breakers;
   std::map<std::string, metrics::BackendMetrics*, std::less<>> backend_metrics;
   std::map<std::string, metrics::PolicyMetrics*, std::less<>> policy_metrics;
-  /// Each policy's heavy-hitter sketch (empty with `admin.top_users` off).
-  std::map<std::string, std::shared_ptr<insight::TopUsers>, std::less<>> top_users;
+  /// Each policy's heavy-hitter sketch id (empty with `admin.top_users` off).
+  std::map<std::string, std::uint32_t, std::less<>> top_users;
   std::map<std::pair<std::string, std::string>, metrics::RouteMetrics*> route_metrics;
   metrics::RouteMetrics* unrouted = nullptr;  ///< route="none", backend="none"
   /// Each backend's endpoint health (shared across versions; a backend missing here gets a

@@ -45,7 +45,7 @@ Worker::Worker(Services& services, std::size_t index)
       pool_(services.clock, kPooledIdleTime, &ops_),
       connector_(ioc_.get_executor(), sweep_, &ops_, services.log),
       env_{services_,          view_,     sweep_, contexts_, access_log_.get(),
-           store::StoreSlot{}, sessions_, &ops_},
+           store::StoreSlot{}, sessions_, &ops_,  nullptr},
       upstream_{pool_,          connector_,        cursor_, sweep_,
                 services.clock, services.draining, &ops_,   &services.tunnels},
       maintenance_(ioc_.get_executor()),

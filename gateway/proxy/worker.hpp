@@ -41,6 +41,9 @@ class Worker {
   [[nodiscard]] std::size_t index() const noexcept { return index_; }
   /// Takes this thread's slot in the limit store (before the threads run).
   void attach_store() { env_.store_slot = services_.store.attach(ioc_); }
+  /// Hands this worker's limit decisions to the heavy-hitter sketches through `ring` (before
+  /// the threads run; the ring outlives the worker).
+  void attach_top_users(insight::UserSampleRing& ring) noexcept { env_.top_users = &ring; }
 
   /// How a worker serves one listener.
   struct ListenerSetup {

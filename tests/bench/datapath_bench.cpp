@@ -173,6 +173,16 @@ class Gateway {
                   core::KeyedHash::with_random_key(), log::get("proxy")),
         worker_(services_, 0) {
     worker_.attach_store();
+    if (with_top_users) {
+      worker_.attach_top_users(top_users_.ring(0));
+      // The control thread's part: the sketches take the ring's samples every 50 ms.
+      drainer_ = std::thread([this] {
+        while (!stop_draining_.load()) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          top_users_.drain();
+        }
+      });
+    }
     boost::system::error_code ec;
     auto acceptor = app::make_acceptor(
         worker_.context(), tcp::endpoint(net::ip::make_address("127.0.0.1"), 0), false, ec);
@@ -187,6 +197,10 @@ class Gateway {
   ~Gateway() {
     worker_.context().stop();
     thread_.join();
+    stop_draining_.store(true);
+    if (drainer_.joinable()) {
+      drainer_.join();
+    }
   }
   Gateway(const Gateway&) = delete;
   Gateway& operator=(const Gateway&) = delete;
@@ -231,6 +245,8 @@ class Gateway {
   proxy::Worker worker_;
   std::uint16_t port_ = 0;
   std::thread thread_;
+  std::atomic<bool> stop_draining_{false};
+  std::thread drainer_;  ///< with top users: drains the ring, as the control thread does
 };
 
 /// Keep-alive GETs through the gateway: each iteration sends one request on each of

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// The heavy-hitter sketch's cost per request (docs/benchmarks.md, "Heavy hitters"): what the
-// limit step adds to each limited route's request, TopUsers::count(), over 10,000 users whose
-// traffic is Zipf-skewed (most requests from a few users: the entry is found and incremented)
-// or uniform (the worst case: nearly every request replaces the smallest entry), on 1 and 2
-// threads; and the same with the user's keyed hash, which the request pays for only when the
-// access log is off (the log's `user` label needs that hash anyway).
+// The heavy hitters' costs (docs/benchmarks.md, "Operator insight"; decision 0018): what the
+// limit step adds to each limited route's request on its worker, a push into the worker's
+// UserSampleRing (and the user's keyed hash, which the request pays for only when the access
+// log is off: the log's `user` label needs that hash anyway); and what the control thread pays
+// per sample to drain the rings into the sketches, over 10,000 users whose traffic is
+// Zipf-skewed (most samples from a few users: the entry is found and incremented) or uniform
+// (the worst case: nearly every sample replaces the smallest entry).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "gateway/insight/top_users.hpp"
@@ -56,50 +56,71 @@ std::vector<std::uint64_t> hashed(const std::vector<std::uint64_t>& users) {
   return keys;
 }
 
-std::unique_ptr<insight::TopUsers> g_top;
+constexpr std::size_t kTopBatch = 4096;  // samples per drain: a 50 ms drain at 82k req/s
 
-// Arg 0: 1 = Zipf traffic, 0 = uniform. Arg 1: shards (the gateway: the workers' count rounded
-// up to a power of two, at most 8). Threads count different users into one sketch.
-void BM_TopUsersCount(benchmark::State& state) {
-  if (state.thread_index() == 0) {
-    g_top = std::make_unique<insight::TopUsers>(kTopClock, 60s,
-                                                static_cast<std::size_t>(state.range(1)));
-  }
-  const std::vector<std::uint64_t> keys = hashed(user_stream(state.range(0) != 0));
-  std::size_t i = static_cast<std::size_t>(state.thread_index()) * 7919;
+/// The worker's cost: one decision queued for the sketches (UserSampleRing::push). The ring is
+/// drained every kTopBatch samples by a consumer that does nothing with them (under 1 ns a
+/// sample), as the control thread empties it every 50 ms.
+void BM_TopUsersPush(benchmark::State& state) {
+  insight::UserSampleRing ring(insight::TopUsersRegistry::kRingCapacity);
+  const std::vector<std::uint64_t> keys = hashed(user_stream(false));
+  std::size_t i = 0;
   const core::TimePoint now = kTopClock.now();  // the request's start, read by the session
   for (auto _ : state) {
-    g_top->count(keys[i++ & (kTopStream - 1)], false, now);
+    ring.push({.user = keys[i & (kTopStream - 1)], .at = now, .sketch = 1});
+    if ((++i & (kTopBatch - 1)) == 0) {
+      ring.drain([](const insight::UserSample& s) { benchmark::DoNotOptimize(s.user); });
+    }
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_TopUsersCount)->ArgsProduct({{1, 0}, {1}})->ArgNames({"zipf", "shards"})->Threads(1);
-BENCHMARK(BM_TopUsersCount)
-    ->ArgsProduct({{1, 0}, {2}})
-    ->ArgNames({"zipf", "shards"})
-    ->Threads(2)
-    ->UseRealTime();
+BENCHMARK(BM_TopUsersPush);
 
-// The user's keyed hash (SipHash-1-3 of "user-N") and the count: the cost with the access log
-// off, where nothing else hashes the user.
-void BM_TopUsersHashAndCount(benchmark::State& state) {
-  insight::TopUsers top(kTopClock, 60s, 1);
+// The user's keyed hash (SipHash-1-3 of "user-N") and the push: the worker's cost with the
+// access log off, where nothing else hashes the user.
+void BM_TopUsersHashAndPush(benchmark::State& state) {
+  insight::UserSampleRing ring(insight::TopUsersRegistry::kRingCapacity);
   const std::vector<std::uint64_t> users = user_stream(true);
   const core::KeyedHash hash = fixed_hash();
   KeyBuffer buffer;
   std::size_t i = 0;
   const core::TimePoint now = kTopClock.now();
   for (auto _ : state) {
-    top.count(hash(buffer.format(users[i++ & (kTopStream - 1)])), false, now);
+    ring.push({.user = hash(buffer.format(users[i & (kTopStream - 1)])), .at = now, .sketch = 1});
+    if ((++i & (kTopBatch - 1)) == 0) {
+      ring.drain([](const insight::UserSample& s) { benchmark::DoNotOptimize(s.user); });
+    }
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_TopUsersHashAndCount);
+BENCHMARK(BM_TopUsersHashAndPush);
 
-// An answer of GET /admin/limits/{policy}/top?n=10 on a full sketch (the admin thread's cost,
-// while the workers wait for the shard it copies).
+// The control thread's cost per sample: a batch of kTopBatch samples drained from a worker's
+// ring into the policy's sketch (TopUsersRegistry::drain, TopUsers::count). Arg: 1 = Zipf
+// traffic (the entry is usually found), 0 = uniform (nearly every sample replaces an entry).
+void BM_TopUsersDrain(benchmark::State& state) {
+  insight::TopUsersRegistry registry(kTopClock, 1);
+  const std::uint32_t sketch = registry.sync("bench", 60s);
+  const std::vector<std::uint64_t> keys = hashed(user_stream(state.range(0) != 0));
+  insight::UserSampleRing& ring = registry.ring(0);
+  std::size_t i = 0;
+  const core::TimePoint now = kTopClock.now();
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (std::size_t n = 0; n < kTopBatch; ++n) {
+      ring.push({.user = keys[i++ & (kTopStream - 1)], .at = now, .sketch = sketch});
+    }
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(registry.drain());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(kTopBatch));
+}
+BENCHMARK(BM_TopUsersDrain)->Arg(1)->Arg(0)->ArgName("zipf");
+
+// An answer of GET /admin/limits/{policy}/top?n=10 on a full sketch (the control thread's
+// cost; the workers do not wait for it).
 void BM_TopUsersTop10(benchmark::State& state) {
-  insight::TopUsers top(kTopClock, 60s, static_cast<std::size_t>(state.range(0)));
+  insight::TopUsers top(kTopClock, 60s);
   const core::TimePoint now = kTopClock.now();
   for (const std::uint64_t key : hashed(user_stream(true))) {
     top.count(key, false, now);
@@ -109,7 +130,7 @@ void BM_TopUsersTop10(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_TopUsersTop10)->Arg(1)->Arg(8)->ArgName("shards");
+BENCHMARK(BM_TopUsersTop10);
 
 }  // namespace
 }  // namespace sluice::bench

@@ -111,7 +111,9 @@ class ProxyWorld {
         sweep(ioc.get_executor(), clock),
         pool(clock, std::chrono::seconds(30), &ops),
         connector(ioc, &ops),
-        env{services, view, sweep, contexts, nullptr, store::StoreSlot{}, sessions, &ops},
+        env{services, view,    sweep,
+            contexts, nullptr, store::StoreSlot{},
+            sessions, &ops,    config_->admin.top_users ? &top_users_.ring(0) : nullptr},
         upstream{pool,  connector,         cursor, sweep,
                  clock, services.draining, &ops,   &services.tunnels} {}
 
@@ -129,8 +131,9 @@ class ProxyWorld {
   [[nodiscard]] const proxy::Snapshot& snapshot() const { return *snapshots_.load(); }
   [[nodiscard]] store::MemoryStore& store() { return store_; }
   [[nodiscard]] breaker::BreakerRegistry& breakers() { return breakers_; }
-  /// The policies' heavy hitters (none bound when the config's admin.top_users is false).
-  [[nodiscard]] const insight::TopUsersRegistry& top_users() const { return top_users_; }
+  /// The policies' heavy hitters (none bound when the config's admin.top_users is false); fed
+  /// through ring 0, which the requests run here push to (drain() before reading).
+  [[nodiscard]] insight::TopUsersRegistry& top_users() { return top_users_; }
 
   ManualClock clock;
   ScriptedRandom random;

@@ -13,13 +13,18 @@ std::optional<limiter::LimitDecision> limit_now(const RequestContext& ctx, const
 }
 
 std::optional<GatewayError> apply_limit(RequestContext& ctx, const RouteLimit& limit,
-                                        const limiter::LimitDecision& decision) {
+                                        const limiter::LimitDecision& decision,
+                                        insight::UserSampleRing* samples) {
   const limiter::Verdict verdict = limiter::verdict(decision.allowed, limit.mode);
   limit.metrics->results[static_cast<std::size_t>(verdict)]->Increment();
   ctx.verdict = verdict;
-  if (limit.top_users && ctx.has_user_hash) {
-    // Limited: a 429, or one shadow mode let through; not a store failure's deny.
-    limit.top_users->count(ctx.user_hash, !decision.allowed && !decision.unavailable, ctx.started);
+  if (samples != nullptr && limit.top_users != 0 && ctx.has_user_hash) {
+    // Limited: a 429, or one shadow mode let through; not a store failure's deny. A full ring
+    // drops the sample (counted): the worker never waits for the sketches.
+    samples->push({.user = ctx.user_hash,
+                   .at = ctx.started,
+                   .sketch = limit.top_users,
+                   .limited = !decision.allowed && !decision.unavailable});
   }
   if (decision.unavailable) {  // the shared store failed and on_error is "deny"
     if (!limiter::rejects(verdict)) {

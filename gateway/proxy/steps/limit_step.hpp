@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "gateway/insight/user_sample_ring.hpp"
 #include "gateway/limiter/sliding_window.hpp"
 #include "gateway/proxy/request_context.hpp"
 #include "gateway/store/limit_store.hpp"
@@ -27,8 +28,11 @@ namespace sluice::proxy {
 /// (`RateLimit-Policy`, `RateLimit`) and returns the answer when the request must not pass:
 /// 429 (`ctx.reply_body` and `ctx.retry_after_s` set) or 503 `limit_store_unavailable` (the
 /// shared store failed with `on_error: deny`).
+/// With `samples` (the worker's ring, null with `admin.top_users` off) and the policy's sketch,
+/// the decision is also queued for the policy's heavy hitters.
 [[nodiscard]] std::optional<GatewayError> apply_limit(RequestContext& ctx, const RouteLimit& limit,
-                                                      const limiter::LimitDecision& decision);
+                                                      const limiter::LimitDecision& decision,
+                                                      insight::UserSampleRing* samples);
 
 /// The access log's `limit`: allowed | limited | shadow_limited | none.
 [[nodiscard]] std::string_view limit_label(std::optional<limiter::Verdict> verdict) noexcept;

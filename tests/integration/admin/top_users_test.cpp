@@ -58,6 +58,8 @@ TEST_F(AdminTopUsersTest, TheHeavyUserComesFirstUnderItsAccessLogLabel) {
   ASSERT_EQ(limited["heavy"], 60U);  // 100 against a limit of 40
   ASSERT_EQ(limited["medium"], 0U);
 
+  // Asked at once: the answer takes in what the worker queued, not only what the last 50 ms
+  // drain did (decision 0018).
   auto client = admin(*gateway);
   const auto reply = client.get("/admin/limits/p/top?n=3");
   ASSERT_EQ(reply.status, 200U) << reply.raw.body();
@@ -66,6 +68,7 @@ TEST_F(AdminTopUsersTest, TheHeavyUserComesFirstUnderItsAccessLogLabel) {
   EXPECT_EQ(body["window_ms"], 60000);
   EXPECT_EQ(body["error_bound"], 0) << "8 users fit the sketch: every count is exact";
   EXPECT_EQ(body["tracked"], 8);
+  EXPECT_EQ(body["dropped"], 0) << "the worker's ring never filled";
   ASSERT_EQ(body["users"].size(), 3U);
   EXPECT_EQ(body["users"][0],
             json({{"user", logged_user(*gateway, "top-heavy")}, {"count", 100}, {"limited", 60}}));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The heavy-hitter sketches (gateway/insight/space_saving.hpp, top_users.hpp): exact while the
-// users fit, the Space-Saving bounds under skewed (Zipf) traffic, the sliding window's rollover.
+// users fit, the Space-Saving bounds under skewed (Zipf) traffic, the sliding window's rollover,
+// the drain of the workers' rings into the policies' sketches.
 #include "gateway/insight/top_users.hpp"
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "gateway/insight/space_saving.hpp"
+#include "gateway/insight/user_sample_ring.hpp"
 #include "tests/support/manual_clock.hpp"
 
 namespace sluice::insight {
@@ -145,13 +147,13 @@ TEST(SpaceSavingTest, BoundsHoldWhenEveryKeyTies) {
   EXPECT_EQ(sum, s.total());
 }
 
-class TopUsersTest : public ::testing::TestWithParam<std::size_t> {
+class TopUsersTest : public ::testing::Test {
  protected:
   ManualClock clock_;
-  TopUsers top_{clock_, 60s, GetParam()};
+  TopUsers top_{clock_, 60s};
 };
 
-TEST_P(TopUsersTest, CountsExactlyWhenFewerUsersThanCapacity) {
+TEST_F(TopUsersTest, CountsExactlyWhenFewerUsersThanCapacity) {
   for (std::uint64_t u = 1; u <= 20; ++u) {
     for (std::uint64_t i = 0; i < u; ++i) {
       top_.count(spread_key(u), i % 2 == 0, clock_.now());
@@ -171,7 +173,7 @@ TEST_P(TopUsersTest, CountsExactlyWhenFewerUsersThanCapacity) {
   EXPECT_EQ(top_.top(3).tracked, 20U);
 }
 
-TEST_P(TopUsersTest, PutsTheHeavyUserFirstUnderZipfTraffic) {
+TEST_F(TopUsersTest, PutsTheHeavyUserFirstUnderZipfTraffic) {
   const ZipfStream z = zipf_stream(10000, 50000);
   for (const std::uint64_t key : z.order) {
     top_.count(key, false, clock_.now());
@@ -192,7 +194,7 @@ TEST_P(TopUsersTest, PutsTheHeavyUserFirstUnderZipfTraffic) {
   }
 }
 
-TEST_P(TopUsersTest, TheBoundCoversEveryUserLeftOut) {
+TEST_F(TopUsersTest, TheBoundCoversEveryUserLeftOut) {
   const ZipfStream z = zipf_stream(10000, 50000);
   for (const std::uint64_t key : z.order) {
     top_.count(key, false, clock_.now());
@@ -209,7 +211,7 @@ TEST_P(TopUsersTest, TheBoundCoversEveryUserLeftOut) {
   }
 }
 
-TEST_P(TopUsersTest, TheLastWindowFadesOutAcrossTheNext) {
+TEST_F(TopUsersTest, TheLastWindowFadesOutAcrossTheNext) {
   for (int i = 0; i < 100; ++i) {
     top_.count(1, i < 40, clock_.now());
   }
@@ -236,37 +238,60 @@ TEST_P(TopUsersTest, TheLastWindowFadesOutAcrossTheNext) {
   EXPECT_EQ(top_.top(2).tracked, 0U);
 }
 
-TEST_P(TopUsersTest, ARequestSeenAfterALaterRollCountsInTheCurrentWindow) {
+TEST_F(TopUsersTest, ARequestSeenAfterALaterRollCountsInTheCurrentWindow) {
   const core::TimePoint started = clock_.now() + 60s - 1ns;
   clock_.advance(60s);
-  top_.count(3, false, clock_.now());  // rolls the shards that user 3's lands in
-  top_.count(3, false, started);       // another worker, a request that began just before
+  top_.count(3, false, clock_.now());  // rolls the windows
+  top_.count(3, false, started);       // another worker's request, drained after, began before
   EXPECT_EQ(top_.top(1).users.at(0).count, 2U);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shards, TopUsersTest, ::testing::Values(1, 2, 8));
-
 TEST(TopUsersRegistryTest, KeepsASketchWhileItsWindowStays) {
   ManualClock clock;
-  TopUsersRegistry registry(clock, 2);
-  const auto standard = registry.sync("standard", 60s);
-  standard->count(9, false, clock.now());
+  TopUsersRegistry registry(clock, 1);
+  const std::uint32_t standard = registry.sync("standard", 60s);
+  EXPECT_NE(standard, 0U);  // 0 means "not counted" in a snapshot
+  ASSERT_TRUE(registry.ring(0).push({.user = 9, .at = clock.now(), .sketch = standard}));
+  EXPECT_EQ(registry.drain(), 1U);
   EXPECT_EQ(registry.sync("standard", 60s), standard);
-  EXPECT_EQ(registry.find("standard"), standard);
-  EXPECT_EQ(registry.find("standard")->shard_count(), 2U);
-  const auto resized = registry.sync("standard", 10s);
+  EXPECT_EQ(registry.find("standard")->top(1).tracked, 1U);
+  const std::uint32_t resized = registry.sync("standard", 10s);
   EXPECT_NE(resized, standard);
-  EXPECT_EQ(resized->top(1).tracked, 0U);  // counts of another window are not carried over
+  EXPECT_EQ(registry.find("standard")->top(1).tracked, 0U);  // other windows' counts are gone
+  EXPECT_EQ(registry.find("standard")->window(), 10s);
   registry.remove("standard");
   EXPECT_EQ(registry.find("standard"), nullptr);
   EXPECT_EQ(registry.find("other"), nullptr);
+  EXPECT_NE(registry.sync("standard", 10s), resized);  // ids are never reused
 }
 
-TEST(TopUsersRegistryTest, ShardsFollowTheWorkerCount) {
-  EXPECT_EQ(TopUsersRegistry::shards_for(0), 1U);
-  EXPECT_EQ(TopUsersRegistry::shards_for(1), 1U);
-  EXPECT_EQ(TopUsersRegistry::shards_for(3), 4U);
-  EXPECT_EQ(TopUsersRegistry::shards_for(64), 8U);
+TEST(TopUsersRegistryTest, DrainsEveryWorkersRingIntoItsPolicysSketch) {
+  ManualClock clock;
+  TopUsersRegistry registry(clock, 3);
+  const std::uint32_t a = registry.sync("a", 60s);
+  const std::uint32_t b = registry.sync("b", 60s);
+  const std::uint32_t gone = registry.sync("gone", 60s);
+  for (std::size_t worker = 0; worker < 3; ++worker) {
+    for (std::uint64_t i = 0; i <= worker; ++i) {
+      ASSERT_TRUE(registry.ring(worker).push({.user = 7, .at = clock.now(), .sketch = a}));
+    }
+    ASSERT_TRUE(
+        registry.ring(worker).push({.user = 8, .at = clock.now(), .sketch = b, .limited = true}));
+    ASSERT_TRUE(registry.ring(worker).push({.user = 9, .at = clock.now(), .sketch = gone}));
+  }
+  EXPECT_EQ(registry.find("a")->top(1).tracked, 0U);  // nothing counted before a drain
+  registry.remove("gone");                            // its queued samples are dropped at the drain
+  EXPECT_EQ(registry.drain(), 12U);
+  EXPECT_EQ(registry.drain(), 0U);
+  const TopAnswer in_a = registry.find("a")->top(5);
+  ASSERT_EQ(in_a.users.size(), 1U);
+  EXPECT_EQ(in_a.users[0].user, 7U);
+  EXPECT_EQ(in_a.users[0].count, 6U);  // 1 + 2 + 3
+  const TopAnswer in_b = registry.find("b")->top(5);
+  ASSERT_EQ(in_b.users.size(), 1U);
+  EXPECT_EQ(in_b.users[0].count, 3U);
+  EXPECT_EQ(in_b.users[0].limited, 3U);
+  EXPECT_EQ(registry.dropped(), 0U);
 }
 
 }  // namespace

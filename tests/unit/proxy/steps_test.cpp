@@ -124,11 +124,13 @@ TEST(LimitStepTest, CountsEveryDecisionInThePolicysHeavyHitters) {
     identify_step(r.ctx(), kPeer, &world.services.user_hash);
     const RouteLimit& limit = *route_limit(r.ctx());
     const auto decision = limit_now(r.ctx(), limit, world.store(), store::StoreSlot{});
-    (void)apply_limit(r.ctx(), limit, *decision);
+    (void)apply_limit(r.ctx(), limit, *decision, world.env.top_users);
     if (i == 0) {  // the sketch's key is the hash the log's label shows
       EXPECT_EQ(log::user_label(r.ctx().user_hash), r.ctx().user_label);
     }
   }
+  EXPECT_EQ(world.top_users().find("p")->top(10).tracked, 0U);  // queued, not yet counted
+  EXPECT_EQ(world.top_users().drain(), 5U);
   const auto top = world.top_users().find("p")->top(10);
   ASSERT_EQ(top.users.size(), 1U);
   EXPECT_EQ(top.users[0].user, world.services.user_hash("heavy"));
@@ -143,7 +145,7 @@ TEST(LimitStepTest, AdmitsWithTheFieldsThenRefusesWith429) {
   const RouteLimit& limit = *route_limit(first.ctx());
   auto decision = limit_now(first.ctx(), limit, world.store(), store::StoreSlot{});
   ASSERT_TRUE(decision);  // the memory store decides at once
-  EXPECT_FALSE(apply_limit(first.ctx(), limit, *decision));
+  EXPECT_FALSE(apply_limit(first.ctx(), limit, *decision, nullptr));
   ASSERT_EQ(first.ctx().extra_fields().size(), 2U);
   EXPECT_EQ(first.ctx().extra_fields()[0].value, "\"p\";q=1;w=10");
   EXPECT_EQ(first.ctx().extra_fields()[1].value, "\"p\";r=0;t=10");
@@ -152,7 +154,7 @@ TEST(LimitStepTest, AdmitsWithTheFieldsThenRefusesWith429) {
   Routed second(world, "GET / HTTP/1.1\r\nHost: a\r\nX-API-Key: k\r\n\r\n");
   identify_step(second.ctx(), kPeer, nullptr);
   decision = limit_now(second.ctx(), limit, world.store(), store::StoreSlot{});
-  EXPECT_EQ(apply_limit(second.ctx(), limit, *decision), GatewayError::kRateLimited);
+  EXPECT_EQ(apply_limit(second.ctx(), limit, *decision, nullptr), GatewayError::kRateLimited);
   EXPECT_EQ(second.ctx().retry_after_s, 10U);  // until the counted request leaves the window
   EXPECT_EQ(second.ctx().reply_body, R"({"error":"rate_limited","policy":"p","retry_after_s":10})");
   EXPECT_EQ(limit_label(second.ctx().verdict), "limited");
@@ -165,7 +167,7 @@ TEST(LimitStepTest, ShadowModeCountsButLetsThrough) {
     identify_step(r.ctx(), kPeer, nullptr);
     const RouteLimit& limit = *route_limit(r.ctx());
     const auto decision = limit_now(r.ctx(), limit, world.store(), store::StoreSlot{});
-    EXPECT_FALSE(apply_limit(r.ctx(), limit, *decision));  // never refused
+    EXPECT_FALSE(apply_limit(r.ctx(), limit, *decision, nullptr));  // never refused
     EXPECT_EQ(limit_label(r.ctx().verdict), expected);
   }
 }
@@ -174,7 +176,7 @@ TEST(LimitStepTest, AnUnavailableSharedStoreIs503) {
   ProxyWorld world(limited_config(5));
   Routed r(world, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
   const limiter::LimitDecision down{.allowed = false, .limit = 5, .unavailable = true};
-  EXPECT_EQ(apply_limit(r.ctx(), *route_limit(r.ctx()), down),
+  EXPECT_EQ(apply_limit(r.ctx(), *route_limit(r.ctx()), down, nullptr),
             GatewayError::kLimitStoreUnavailable);
   EXPECT_EQ(r.ctx().retry_after_s, 1U);
   EXPECT_EQ(r.ctx().extra_count, 0U);
@@ -185,7 +187,7 @@ TEST(LimitStepTest, AnUnavailableSharedStoreNeverRefusesUnderAShadowPolicy) {
   ProxyWorld world(limited_config(5, "shadow"));
   Routed r(world, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
   const limiter::LimitDecision down{.allowed = false, .limit = 5, .unavailable = true};
-  EXPECT_EQ(apply_limit(r.ctx(), *route_limit(r.ctx()), down), std::nullopt);
+  EXPECT_EQ(apply_limit(r.ctx(), *route_limit(r.ctx()), down, nullptr), std::nullopt);
   EXPECT_EQ(limit_label(r.ctx().verdict), "shadow_limited");
   EXPECT_EQ(r.ctx().extra_count, 0U);  // the store gave no counts to show
 }
