@@ -10,7 +10,8 @@
 #   run     build, start two demo backends and the gateway on conf/sluice.json (foreground)
 #   bench   release build, then the Google Benchmark suite with medians of 5 repetitions, then
 #           the proxy against nginx and haproxy (tests/bench/peer_compare.sh; docs/benchmarks.md)
-#           `bench suite [--benchmark_*]` or `bench peers [throughput|pinned|limits|accesslog|redis|idle|stream|tls|h2]`: one only
+#           `bench suite [--benchmark_*]` or `bench peers [throughput|pinned|limits|accesslog|redis|idle|stream|tls|h2]`: one only;
+#           `bench failover`, `bench insight` (MODES="on control sketch watch" ROUNDS=12 ...)
 #   tidy    clang-tidy over every translation unit (the `tidy` preset)
 #   fuzz    `fuzz [SECONDS] [TARGET...]` (60): the libFuzzer targets (the `asan` preset: clang,
 #           ASan + UBSan), each SECONDS from tests/fuzz/corpus, two at a time; prints executions
@@ -191,9 +192,21 @@ bench_failover() {
   log "bench: failover results in build/bench/failover/summary.md"
 }
 
+# bench_insight: the data-path cost of operator insight, `off` beside each mode of MODES on
+# equal CPU budgets (tests/bench/insight_compare.sh; needs a writable cgroup cpu controller).
+bench_insight() {
+  configure_and_build release sluice sluice-demo-backend
+  log "bench: operator insight's cost (tests/bench/insight_compare.sh)"
+  tests/bench/insight_compare.sh
+  log "bench: insight results in build/bench/insight/summary.md"
+}
+
 cmd_bench() {
   cmd_deps
   case "${1:-}" in
+    insight)
+      bench_insight
+      ;;
     failover)
       shift
       bench_failover "$@"

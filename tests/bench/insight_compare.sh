@@ -237,21 +237,9 @@ wrk_both() {
   wait "${pids[@]}"
 }
 
-# wrk_parse FILE: "rps p50_us p99_us requests non2xx" (as peer_compare.sh reads wrk).
+# wrk_parse FILE: "rps p50_us p99_us requests non2xx socket_errors" (tests/bench/wrk_parse.awk).
 wrk_parse() {
-  awk '
-    function us(v) {
-      if (v ~ /us$/) return v + 0
-      if (v ~ /ms$/) return v * 1000
-      if (v ~ /[0-9]s$/) return v * 1000000
-      return v + 0
-    }
-    /^ +50% / { p50 = us($2) }
-    /^ +99% / { p99 = us($2) }
-    / requests in / { requests = $1 }
-    /^Requests\/sec:/ { rps = $2 }
-    /Non-2xx or 3xx responses:/ { non2xx = $NF }
-    END { printf "%s %.0f %.0f %d %d\n", rps == "" ? "nan" : rps, p50, p99, requests, non2xx }' "$1"
+  awk -f "$ROOT/tests/bench/wrk_parse.awk" "$1"
 }
 
 measure_pair() { # measure_pair MODE ROUND: `off` and MODE side by side
@@ -295,7 +283,7 @@ measure_pair() { # measure_pair MODE ROUND: `off` and MODE side by side
   stop_sluices
   for side in 0 1; do
     local m=${SIDE_MODE[side]} rps p50 p99 requests non2xx cpu_req throttled
-    read -r rps p50 p99 requests non2xx < <(wrk_parse "$WORK/wrk-$tag-$side-$m.txt")
+    read -r rps p50 p99 requests non2xx _ < <(wrk_parse "$WORK/wrk-$tag-$side-$m.txt")
     cpu_req=$(awk -v t=$((cpu1[side] - cpu0[side])) -v hz="$CLK_TCK" -v n="$requests" \
       'BEGIN { printf "%.2f", (n > 0 ? t * 1e6 / hz / n : 0) }')
     throttled=$(awk -v p=$((per1[side] - per0[side])) -v t=$((thr1[side] - thr0[side])) \
