@@ -6,6 +6,8 @@
 #include <boost/beast/http/status.hpp>
 #include <boost/container/small_vector.hpp>
 
+#include "gateway/http1/transfer_codings.hpp"
+
 namespace sluice::http1 {
 namespace {
 
@@ -98,6 +100,28 @@ void add_field(GatherList& out, std::string_view name, std::string_view value) {
   out.add_copy(kCrlf);
 }
 
+/// The framing fields sluice writes itself: Content-Length when it was collapsed, and one
+/// Transfer-Encoding line of `codings` (the message's own, read strictly) then `then`, when
+/// either is not empty. The client's or upstream's own Transfer-Encoding lines never go on.
+void add_framing(GatherList& out, const HeadCommon& head, bool collapse_length,
+                 std::string_view codings, std::string_view then) {
+  if (collapse_length) {
+    out.add_copy("Content-Length: ");
+    out.add_decimal(head.content_length);
+    out.add_copy(kCrlf);
+  }
+  if (codings.empty() && then.empty()) {
+    return;
+  }
+  out.add_copy("Transfer-Encoding: ");
+  out.add(codings);
+  if (!codings.empty() && !then.empty()) {
+    out.add_copy(", ");
+  }
+  out.add(then);
+  out.add_copy(kCrlf);
+}
+
 }  // namespace
 
 bool hop_by_hop_by_name(const FieldRef& f) noexcept {
@@ -142,6 +166,9 @@ void write_request_head(const RequestHead& head, const RequestRewrite& rw, Gathe
         if (f.id == http::field::content_length) {
           return !collapse_length;
         }
+        if (f.id == http::field::transfer_encoding) {
+          return false;  // one line of sluice's own follows
+        }
         if (f.id == http::field::host) {
           return !rw.replace_host;
         }
@@ -162,11 +189,7 @@ void write_request_head(const RequestHead& head, const RequestRewrite& rw, Gathe
         return !(iequals(f.name, kRequestId) && !rw.request_id.empty());
       },
       out);
-  if (collapse_length) {
-    out.add_copy("Content-Length: ");
-    out.add_decimal(head.content_length);
-    out.add_copy(kCrlf);
-  }
+  add_framing(out, head, collapse_length, head.transfer_codings, {});
   out.add_copy("X-Forwarded-For: ");
   for (std::size_t i = 0; i < head.fields.size(); ++i) {
     const FieldRef& f = head.fields[i];
@@ -219,7 +242,7 @@ void write_response_head(const ResponseHead& head, const ResponseRewrite& rw, Ga
           return !collapse_length;
         }
         if (f.id == http::field::transfer_encoding) {
-          return rw.framing != BodyFraming::kUnchunk;
+          return false;  // one line of sluice's own follows
         }
         if (std::any_of(rw.extra.begin(), rw.extra.end(),
                         [&](const ExtraField& e) { return iequals(e.name, f.name); })) {
@@ -231,13 +254,16 @@ void write_response_head(const ResponseHead& head, const ResponseRewrite& rw, Ga
         return true;
       },
       out);
-  if (collapse_length) {
-    out.add_copy("Content-Length: ");
-    out.add_decimal(head.content_length);
-    out.add_copy(kCrlf);
-  }
-  if (rw.framing == BodyFraming::kChunked) {
-    out.add_copy("Transfer-Encoding: chunked\r\n");
+  switch (rw.framing) {
+    case BodyFraming::kAsIs:
+      add_framing(out, head, collapse_length, head.transfer_codings, {});
+      break;
+    case BodyFraming::kChunked:  // the upstream's codings, if any, then sluice's chunks
+      add_framing(out, head, collapse_length, head.transfer_codings, "chunked");
+      break;
+    case BodyFraming::kUnchunk:
+      add_framing(out, head, collapse_length, without_final_chunked(head.transfer_codings), {});
+      break;
   }
   if (!has_request_id && !rw.request_id.empty()) {
     add_field(out, kRequestId, rw.request_id);

@@ -30,6 +30,10 @@ struct HeadCommon {
   FieldList fields;
   Framing framing = Framing::kNone;
   std::uint64_t content_length = 0;  ///< with Framing::kContentLength
+  /// The Transfer-Encoding fields, all read as one list and written as sluice forwards them
+  /// (`chunked`, `gzip, chunked`: TransferCodings::text()); empty when there were none. The
+  /// client's or upstream's own lines are never forwarded (docs/http-conformance.md).
+  std::string_view transfer_codings;
   /// What the Connection field and the version say (RFC 9112 §9.3): persistent or not.
   bool keep_alive = true;
 

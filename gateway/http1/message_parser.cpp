@@ -151,22 +151,32 @@ void MessageParser<IsRequest>::on_field_impl(http::field name,
   f.id = name;
   f.name = name_string;
   f.line_begin = static_cast<std::uint32_t>(name_string.data() - head_.base);
-  if (in_head(value)) {
-    f.value = value;
-  } else if constexpr (IsRequest) {
-    ec = http::error::bad_value;  // obs-fold in a request (RFC 9112 §5.2): refused
-    return;
-  } else {
-    // obs-fold in a response: Beast unfolded the value into a temporary; keep our own copy.
-    // The views taken so far stay valid because `folded_` is reserved once, large enough for
-    // every value of the head (the head's own size bounds their total).
-    if (folded_.capacity() < static_cast<std::size_t>(put_end_ - put_begin_)) {
-      folded_.reserve(static_cast<std::size_t>(put_end_ - put_begin_));
+  f.value = value;
+  // obs-fold (RFC 9112 §5.2), judged on the raw bytes: Beast hands back a value unfolded into
+  // its own storage, except when the first line is empty: then the value is the continuation
+  // line, in place, and only the line end between the name and the value shows the fold.
+  const char* name_end = name_string.data() + name_string.size();
+  const bool folded =
+      !in_head(value) ||
+      std::memchr(name_end, '\n', static_cast<std::size_t>(value.data() - name_end)) != nullptr;
+  if (folded) {
+    if constexpr (IsRequest) {
+      ec = http::error::bad_value;  // a request: refused
+      return;
+    } else {
+      // A response: unfolded (each fold became a space) and the line written anew. A value
+      // outside the head is copied: the views taken so far stay valid because `folded_` is
+      // reserved once, large enough for every value of the head (its size bounds their total).
+      if (!in_head(value)) {
+        if (folded_.capacity() < static_cast<std::size_t>(put_end_ - put_begin_)) {
+          folded_.reserve(static_cast<std::size_t>(put_end_ - put_begin_));
+        }
+        const std::size_t at = folded_.size();
+        folded_.append(value);
+        f.value = std::string_view(folded_).substr(at, value.size());
+      }
+      f.raw = false;
     }
-    const std::size_t at = folded_.size();
-    folded_.append(value);
-    f.value = std::string_view(folded_).substr(at, value.size());
-    f.raw = false;
   }
   head_.fields.push_back(f);
 }
@@ -174,15 +184,9 @@ void MessageParser<IsRequest>::on_field_impl(http::field name,
 template <bool IsRequest>
 void MessageParser<IsRequest>::on_header_impl(error_code& ec) {
   ec = {};
-  if (head_.fields.find(http::field::transfer_encoding) != nullptr) {
-    // Beast catches Content-Length after "chunked" but not after another coding; an HTTP/1.0
-    // message with Transfer-Encoding has faulty framing (RFC 9112 §6.1); a request whose final
-    // coding is not chunked has no determinable length (§6.3). All refused.
-    const bool conflict = head_.fields.find(http::field::content_length) != nullptr;
-    if (conflict || head_.version < 11 || (IsRequest && !this->chunked())) {
-      ec = http::error::bad_transfer_encoding;
-      return;
-    }
+  if (head_.fields.find(http::field::transfer_encoding) != nullptr && !judge_transfer_codings()) {
+    ec = http::error::bad_transfer_encoding;
+    return;
   }
   head_.keep_alive = this->keep_alive();
   if (this->is_done()) {
@@ -197,6 +201,35 @@ void MessageParser<IsRequest>::on_header_impl(error_code& ec) {
   } else {
     head_.framing = Framing::kNone;
   }
+}
+
+template <bool IsRequest>
+bool MessageParser<IsRequest>::judge_transfer_codings() {
+  // Beast catches Content-Length after "chunked" but not after another coding; an HTTP/1.0
+  // message with Transfer-Encoding has faulty framing (RFC 9112 §6.1). Both refused.
+  if (head_.fields.find(http::field::content_length) != nullptr || head_.version < 11) {
+    return false;
+  }
+  // Every line, read strictly as one list (Beast's reader stops silently at a malformed
+  // element). `chunked` at most once and only last: a request whose final coding is not
+  // chunked has no determinable length (§6.3); a response with chunked before another coding
+  // cannot reach the client without chunked applied twice (§6.1).
+  for (std::size_t i = 0; i < head_.fields.size(); ++i) {
+    const FieldRef& f = head_.fields[i];
+    if (f.id == http::field::transfer_encoding && !codings_.add(f.value)) {
+      return false;
+    }
+  }
+  const bool chunked = codings_.chunked_final();
+  if ((codings_.chunked_count() != 0 && !chunked) || (IsRequest && !chunked)) {
+    return false;
+  }
+  // Beast frames the body by its own reading of the same lines: they must agree.
+  if (chunked != this->chunked()) {
+    return false;
+  }
+  head_.transfer_codings = codings_.text();
+  return true;
 }
 
 template <bool IsRequest>

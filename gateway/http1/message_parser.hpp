@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "gateway/http1/message_head.hpp"
+#include "gateway/http1/transfer_codings.hpp"
 
 namespace sluice::http1 {
 
@@ -23,13 +24,15 @@ namespace sluice::http1 {
 /// yields at most one piece (a body slice or a chunk's data) in `piece()`, a view into the
 /// buffer that stays valid until the caller consumes or refills it. Trailer fields of a chunked
 /// body are parsed; a response's forwardable ones are kept as views (trailers()), a request's
-/// dropped. A folded field value (obs-fold) in a request is an error
-/// (RFC 9112 §5.2 lets a server reject it); in a response it is unfolded into the parser's own
-/// storage. Framing is judged as RFC 9112 §6 asks (docs/http-conformance.md, "Framing"): a
-/// Content-Length list of equal values is one length, unequal values are an error, and
-/// Transfer-Encoding is an error beside Content-Length, in an HTTP/1.0 message, or (in a request)
-/// without chunked as its final coding; a response whose final coding is not chunked is
-/// delimited by the server closing. One parser per message. Not thread-safe.
+/// dropped. A folded field value (obs-fold, found on the raw bytes whatever its first line
+/// holds) in a request is an error (RFC 9112 §5.2 lets a server reject it); in a response it is
+/// unfolded and its line written anew. Framing is judged as RFC 9112 §6 asks
+/// (docs/http-conformance.md, "Framing"): a Content-Length list of equal values is one length,
+/// unequal values are an error, and Transfer-Encoding (every line read strictly as one list,
+/// TransferCodings) is an error when it does not parse, beside Content-Length, in an HTTP/1.0
+/// message, with `chunked` twice or not last, or (in a request) without chunked as its final
+/// coding; a response whose codings lack chunked is delimited by the server closing. One parser
+/// per message. Not thread-safe.
 template <bool IsRequest>
 class MessageParser final : public boost::beast::http::basic_parser<IsRequest> {
  public:
@@ -75,6 +78,10 @@ class MessageParser final : public boost::beast::http::basic_parser<IsRequest> {
                                  error_code& ec) override;
   void on_finish_impl(error_code& ec) override;
 
+  /// Reads every Transfer-Encoding line strictly and judges the framing they give; false when
+  /// the message must be refused.
+  [[nodiscard]] bool judge_transfer_codings();
+
   [[nodiscard]] bool in_head(std::string_view s) const noexcept {
     return s.data() >= put_begin_ && s.data() + s.size() <= put_end_;
   }
@@ -87,6 +94,7 @@ class MessageParser final : public boost::beast::http::basic_parser<IsRequest> {
   const char* put_begin_ = nullptr;
   const char* put_end_ = nullptr;
   std::string folded_;  ///< unfolded response field values (rare: obs-fold)
+  TransferCodings codings_;
 };
 
 extern template class MessageParser<true>;

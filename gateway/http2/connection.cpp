@@ -417,6 +417,11 @@ struct Connection::Callbacks {
           if (stream == nullptr) {
             nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
                                       NGHTTP2_REFUSED_STREAM);
+          } else if (!stream->head_.oversized() && !stream->head_.well_formed()) {
+            // A malformed request (RFC 9113 §8.1.1): a stream error, never served. The stream
+            // is recycled when nghttp2 reports it closed.
+            nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
+                                      NGHTTP2_PROTOCOL_ERROR);
           } else {
             stream->request_headers_done(end_stream);
           }

@@ -18,8 +18,10 @@ void RequestHead::add(std::string_view name, std::string_view value) {
       path_.assign(value);
     } else if (name == ":authority") {
       authority_.assign(value);
+    } else if (name == ":scheme") {
+      scheme_.assign(value);  // checked only: the listener says http or https upstream
     }
-    return;  // :scheme: the listener says http or https (X-Forwarded-Proto)
+    return;
   }
   if (name == "cookie") {
     if (!cookie_.empty()) {
@@ -41,12 +43,23 @@ void RequestHead::add(std::string_view name, std::string_view value) {
   fields_.append(name).append(": ").append(value).append("\r\n");
 }
 
+bool RequestHead::well_formed() const noexcept {
+  if (method_ == "CONNECT") {
+    return true;
+  }
+  if (scheme_ != "http" && scheme_ != "https") {
+    return false;
+  }
+  return path_.starts_with('/') || (path_ == "*" && method_ == "OPTIONS");
+}
+
 void RequestHead::clear(std::size_t max_bytes) noexcept {
   max_bytes_ = max_bytes;
   bytes_ = 0;
   oversized_ = false;
   content_length_ = false;
   method_.clear();
+  scheme_.clear();
   path_.clear();
   authority_.clear();
   host_.clear();

@@ -31,6 +31,13 @@ class RequestHead {
   void add(std::string_view name, std::string_view value);
 
   [[nodiscard]] bool oversized() const noexcept { return oversized_; }
+  /// Whether the pseudo-fields make a request sluice may forward (RFC 9113 §8.3.1; nghttp2
+  /// checks the `:path` form only when `:scheme` is http or https): `:scheme` is `http` or
+  /// `https`, and `:path` is origin-form, or `*` for OPTIONS. A CONNECT has neither (nghttp2
+  /// checks that). False: the stream is reset with PROTOCOL_ERROR, never routed, because the
+  /// head this class writes would carry an absolute-form target that routes by its own
+  /// authority instead of `:authority` (docs/http2.md).
+  [[nodiscard]] bool well_formed() const noexcept;
   [[nodiscard]] bool has_content_length() const noexcept { return content_length_; }
   [[nodiscard]] std::string_view method() const noexcept { return method_; }
 
@@ -45,6 +52,7 @@ class RequestHead {
   bool oversized_ = false;
   bool content_length_ = false;
   std::string method_;
+  std::string scheme_;
   std::string path_;
   std::string authority_;
   std::string host_;

@@ -115,6 +115,7 @@ Task<void> run_session(Down stream, Peer peer, SessionEnv& env, UpstreamContext<
     }
     bool await_store = false;
     if (!refused) {
+      end = detail::skip_empty_line(buffer, end);
       refused = intake(ctx, buffered(buffer).substr(0, end), env, peer, await_store);
     }
     if (await_store) {

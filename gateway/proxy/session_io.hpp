@@ -84,6 +84,17 @@ Task<std::size_t> wait_for_head(RequestContext& ctx, Downstream<Stream> down, co
   co_return end;
 }
 
+/// One empty line before a request-line is ignored (RFC 9112 §2.2; some clients send a CRLF
+/// after a body): when the head found in `buffer` starts with CRLF, it is consumed. Returns the
+/// head's end, moved accordingly. A second empty line stays and is refused as the head.
+inline std::size_t skip_empty_line(beast::flat_buffer& buffer, std::size_t end) {
+  if (end > 2 && buffered(buffer).starts_with("\r\n")) {
+    buffer.consume(2);
+    return end - 2;
+  }
+  return end;
+}
+
 /// Half-closes, then reads and drops what the client still sends for a short while before
 /// closing: closing with unread data would send a reset that can destroy our last response
 /// before the client reads it (nginx's lingering close).

@@ -17,6 +17,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <regex>
 #include <string>
@@ -393,6 +394,42 @@ TEST_F(Http2Test, OversizedHeaderBlocksAre431AndAContinuationFloodGetsGoaway) {
   ASSERT_TRUE(goaway.has_value());
   EXPECT_EQ(goaway->error_code(), 0xBU) << "ENHANCE_YOUR_CALM";
   EXPECT_EQ(curl_h2c(port, "/ok").out, "ok\n\n200 2") << "the gateway is fine";
+}
+
+TEST_F(Http2Test, AnUnknownSchemeOrAnAbsolutePathIsAStreamErrorAndNeverGoesUpstream) {
+  // RFC 9113 §8.3.1: :path is origin-form (or * for OPTIONS). An absolute-form :path would be
+  // routed by the authority inside it, not by :authority; with :scheme foo nghttp2 lets it by.
+  RecordingUpstream up;
+  up.reply_with({"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false});
+  config["backends"]["demo"]["endpoints"] = json::array({up.endpoint()});
+  SluiceProcess gateway(config);
+  RawH2 raw(gateway.listener_port("h2c"));
+  const auto literal = [](char index, const std::string& value) {  // indexed name, no indexing
+    return std::string(1, index) + static_cast<char>(value.size()) + value;
+  };
+  const std::string foo_scheme = "\x82" + literal('\x06', "foo") +
+                                 literal('\x04', "http://evil.example/x") +
+                                 literal('\x01', "localhost");
+  raw.send(frame(kHeaders, kEndStream | kEndHeaders, 1, foo_scheme));
+  raw.send(frame(kHeaders, kEndStream | kEndHeaders, 3, get_block("http://evil.example/x")));
+  raw.send(frame(kHeaders, kEndStream | kEndHeaders, 5, get_block("/fine")));
+  std::map<std::uint32_t, std::uint32_t> resets;
+  bool answered = false;
+  while (!answered) {
+    const std::optional<Frame> f = raw.next();
+    ASSERT_TRUE(f.has_value()) << "the connection ended";
+    if (f->type == kRstStream) {
+      resets[f->stream] = f->error_code();
+    }
+    ASSERT_NE(f->type, kGoaway) << "a stream error, not a connection error";
+    answered = f->type == kHeaders && f->stream == 5;
+  }
+  EXPECT_EQ(resets[1], 0x1U) << "PROTOCOL_ERROR";
+  EXPECT_EQ(resets[3], 0x1U) << "PROTOCOL_ERROR";
+  ASSERT_TRUE(up.wait_for_requests(1));
+  EXPECT_EQ(up.request_count(), 1U);
+  EXPECT_TRUE(up.requests().at(0).starts_with("GET /fine HTTP/1.1\r\nhost: localhost\r\n"))
+      << up.requests().at(0);
 }
 
 TEST_F(Http2Test, OpeningAndResettingStreamsInALoopGetsGoawayAndTheGatewayStaysHealthy) {

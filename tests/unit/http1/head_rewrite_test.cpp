@@ -172,6 +172,16 @@ TEST(HeadRewriteTest, CollapsesAContentLengthListIntoOnePlainField) {
   EXPECT_EQ(twice.find("Content-Length"), twice.rfind("Content-Length"));
 }
 
+TEST(HeadRewriteTest, ForwardsOneTransferEncodingLineOfItsOwn) {
+  // The client's lines never go on: one line, the codings as sluice read them, after the
+  // fields it keeps.
+  EXPECT_EQ(request("POST /x HTTP/1.1\r\nTransfer-Encoding: gzip\r\nA: b\r\n"
+                    "transfer-encoding:  CHUNKED\r\n\r\n",
+                    plain()),
+            "POST /x HTTP/1.1\r\nA: b\r\nTransfer-Encoding: gzip, chunked\r\n"
+            "X-Forwarded-For: 192.0.2.1\r\nX-Forwarded-Proto: http\r\n\r\n");
+}
+
 TEST(HeadRewriteTest, ReplacesEveryHostFieldWhenGivenTheAuthority) {
   RequestRewrite rw = plain();
   rw.replace_host = true;
@@ -231,11 +241,23 @@ TEST(HeadRewriteTest, ResponseReframing) {
   rw.framing = BodyFraming::kChunked;
   EXPECT_EQ(response("HTTP/1.1 200 OK\r\nServer: up\r\n\r\n", rw),
             "HTTP/1.1 200 OK\r\nServer: up\r\nTransfer-Encoding: chunked\r\n\r\n");
+  // The upstream's own codings come first, on the one line sluice writes.
+  EXPECT_EQ(response("HTTP/1.1 200 OK\r\nTransfer-Encoding: GZIP\r\nServer: up\r\n\r\n", rw),
+            "HTTP/1.1 200 OK\r\nServer: up\r\nTransfer-Encoding: gzip, chunked\r\n\r\n");
   rw.framing = BodyFraming::kUnchunk;
   rw.version = 10;
   rw.keep_alive = false;
   EXPECT_EQ(response("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nServer: up\r\n\r\n", rw),
             "HTTP/1.0 200 OK\r\nServer: up\r\n\r\n");
+  EXPECT_EQ(response("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", rw),
+            "HTTP/1.0 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n");
+}
+
+TEST(HeadRewriteTest, ResponsePassesChunkedOnOneLineOfItsOwn) {
+  EXPECT_EQ(response("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nServer: up\r\n"
+                     "Transfer-Encoding:  chunked\r\n\r\n",
+                     ResponseRewrite{}),
+            "HTTP/1.1 200 OK\r\nServer: up\r\nTransfer-Encoding: gzip, chunked\r\n\r\n");
 }
 
 TEST(HeadRewriteTest, ResponseAddsTheRequestIdOnlyWhenAbsentAndReplacesExtraFields) {
@@ -255,6 +277,10 @@ TEST(HeadRewriteTest, ResponseRewritesAFoldedFieldOnOneLine) {
   EXPECT_EQ(response("HTTP/1.1 200 OK\r\nX-A: one\r\n two\r\nX-B: b\r\nContent-Length: 0\r\n\r\n",
                      ResponseRewrite{}),
             "HTTP/1.1 200 OK\r\nX-A: one two\r\nX-B: b\r\nContent-Length: 0\r\n\r\n");
+  // Also when the first line of the fold is empty.
+  EXPECT_EQ(
+      response("HTTP/1.1 200 OK\r\nContent-Length:\r\n 6\r\nX-B: b\r\n\r\n", ResponseRewrite{}),
+      "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nX-B: b\r\n\r\n");
 }
 
 TEST(HeadRewriteTest, ResponseWithoutAReasonGetsTheStandardOne) {

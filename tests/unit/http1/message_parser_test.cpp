@@ -264,9 +264,10 @@ TEST(MessageParserTest, RefusesTransferEncodingWhereRfc9112SaysTheFramingIsFault
   }
 }
 
-TEST(MessageParserTest, AResponseWhoseFinalCodingIsNotChunkedEndsWhenTheServerCloses) {
+TEST(MessageParserTest, AResponseWithoutChunkedEndsWhenTheServerCloses) {
   for (const std::string text : {"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
-                                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n"}) {
+                                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: x-a\r\n"
+                                 "Transfer-Encoding: GZIP\r\n\r\n"}) {
     SCOPED_TRACE(text);
     ResponseParser parser;
     error_code ec;
@@ -274,6 +275,84 @@ TEST(MessageParserTest, AResponseWhoseFinalCodingIsNotChunkedEndsWhenTheServerCl
     ASSERT_FALSE(ec) << ec.message();
     EXPECT_EQ(parser.head().framing, Framing::kUntilClose);
   }
+}
+
+TEST(MessageParserTest, AResponseWithChunkedBeforeAnotherCodingIsRefused) {
+  // Forwarding it would take chunked applied twice (RFC 9112 §6.1).
+  ResponseParser parser;
+  error_code ec;
+  parse_head(parser, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", ec);
+  EXPECT_EQ(ec, http::error::bad_transfer_encoding);
+}
+
+TEST(MessageParserTest, EveryTransferEncodingLineIsReadAsOneStrictList) {
+  const auto codings = [](const std::string& fields) -> std::string {
+    RequestParser parser;
+    error_code ec;
+    const std::string text = "POST / HTTP/1.1\r\nHost: a\r\n" + fields + "\r\n";
+    parse_head(parser, text, ec);
+    if (ec) {
+      return "<" + ec.message() + ">";
+    }
+    EXPECT_EQ(parser.head().framing, Framing::kChunked);
+    return std::string(parser.head().transfer_codings);
+  };
+  EXPECT_EQ(codings("Transfer-Encoding: chunked\r\n"), "chunked");
+  EXPECT_EQ(codings("Transfer-Encoding: gzip\r\nTransfer-Encoding: Chunked\r\n"), "gzip, chunked");
+  EXPECT_EQ(codings("Transfer-Encoding: identity\r\nTransfer-Encoding: chunked\r\n"),
+            "identity, chunked");
+  const std::string refused = "<" + error_code(http::error::bad_transfer_encoding).message() + ">";
+  for (const std::string bad : {"chunked identity", "chunked;x", "chunked, \"x\"", "chunked/1.1",
+                                "chunked\xff", "chunked chunked", "chunked, chunked"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_EQ(codings("Transfer-Encoding: " + bad + "\r\n"), refused);
+  }
+  EXPECT_EQ(codings("Transfer-Encoding:\r\nTransfer-Encoding: chunked\r\n"), refused);
+  EXPECT_EQ(codings("Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n"), refused);
+}
+
+TEST(MessageParserTest, AResponsesMalformedTransferEncodingIsRefused) {
+  for (const std::string bad : {"chunked identity", "chunked;x", "gzip chunked", ""}) {
+    SCOPED_TRACE(bad);
+    ResponseParser parser;
+    error_code ec;
+    const std::string text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: " + bad + "\r\n\r\n";
+    parse_head(parser, text, ec);
+    EXPECT_EQ(ec, http::error::bad_transfer_encoding);
+  }
+}
+
+TEST(MessageParserTest, AFoldWithAnEmptyFirstLineIsStillAFoldInARequest) {
+  // Beast hands back the continuation line itself as the value here: only the raw bytes show
+  // the fold.
+  for (const std::string field :
+       {"Transfer-Encoding:\r\n chunked", "Content-Length:\r\n 43", "Host:\r\n other.example",
+        "X-A:\r\n\tb", "X-A: \r\n \r\n b", "X-A:\r\n \r\n"}) {
+    SCOPED_TRACE(field);
+    RequestParser parser;
+    error_code ec;
+    const std::string text = "POST /c HTTP/1.1\r\nX-B: c\r\n" + field + "\r\n\r\n";
+    parse_head(parser, text, ec);
+    EXPECT_EQ(ec, http::error::bad_value);
+  }
+}
+
+TEST(MessageParserTest, AResponseFoldWithAnEmptyFirstLineIsUnfolded) {
+  const std::string text =
+      "HTTP/1.1 200 OK\r\nContent-Length:\r\n 6\r\nX-A:\r\n\tb\r\nX-C: c\r\n\r\n";
+  ResponseParser parser;
+  error_code ec;
+  parse_head(parser, text, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  const ResponseHead& head = parser.head();
+  ASSERT_EQ(head.fields.size(), 3U);
+  EXPECT_EQ(head.fields[0].value, "6");
+  EXPECT_FALSE(head.fields[0].raw);  // written anew, on one line
+  EXPECT_EQ(head.fields[1].value, "b");
+  EXPECT_FALSE(head.fields[1].raw);
+  EXPECT_TRUE(head.fields[2].raw);
+  EXPECT_EQ(head.framing, Framing::kContentLength);
+  EXPECT_EQ(head.content_length, 6U);
 }
 
 TEST(MessageParserTest, AContentLengthListOfEqualValuesIsOneLength) {

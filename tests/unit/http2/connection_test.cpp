@@ -99,6 +99,11 @@ class Client {
                        {":authority", "api.example.test"},
                        {":path", path}};
     fields.insert(fields.end(), extra.begin(), extra.end());
+    return submit(fields, body);
+  }
+
+  /// Submits a request of exactly these fields, pseudo-fields included.
+  std::int32_t submit(FieldVector fields, const std::string* body = nullptr) {
     std::vector<nghttp2_nv> nv;
     for (auto& [n, v] : fields) {
       nv.push_back({reinterpret_cast<std::uint8_t*>(n.data()),
@@ -231,6 +236,29 @@ TEST_F(ConnectionTest, ARequestIsAnHttp11HeadAndItsResponseComesBackAsFrames) {
   EXPECT_TRUE(seen.closed);
   EXPECT_EQ(seen.error, 0U);
   EXPECT_EQ(server.serving(), 0U);
+}
+
+TEST_F(ConnectionTest, AMalformedSchemeOrPathResetsTheStreamUnserved) {
+  // RFC 9113 §8.3.1: origin-form (or * for OPTIONS) only; otherwise the HTTP/1.1 head would
+  // carry an absolute-form target routed by its own authority, not :authority.
+  const std::int32_t foo = client.submit({{":method", "GET"},
+                                          {":scheme", "foo"},
+                                          {":authority", "api.example.test"},
+                                          {":path", "http://evil.example/x"}});
+  const std::int32_t star = client.submit({{":method", "GET"},
+                                           {":scheme", "https"},
+                                           {":authority", "api.example.test"},
+                                           {":path", "*"}});
+  const std::int32_t good = client.request("GET", "/ok");
+  pump();
+  ASSERT_EQ(host.requests.size(), 1U);  // only the well-formed one
+  EXPECT_TRUE(host.requests[0]->head_bytes().starts_with("GET /ok HTTP/1.1\r\n"));
+  EXPECT_TRUE(client.streams[foo].closed);
+  EXPECT_EQ(client.streams[foo].error, NGHTTP2_PROTOCOL_ERROR);
+  EXPECT_TRUE(client.streams[star].closed);
+  EXPECT_EQ(client.streams[star].error, NGHTTP2_PROTOCOL_ERROR);
+  EXPECT_FALSE(client.streams[good].closed);
+  EXPECT_FALSE(client.goaway.has_value());  // a stream error, not a connection error
 }
 
 TEST_F(ConnectionTest, ChunkedResponsesLoseTheFramingAndKeepTheirTrailers) {

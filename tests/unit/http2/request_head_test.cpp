@@ -78,5 +78,30 @@ TEST(RequestHeadTest, PastTheBudgetTheHeadIsOversizedAndStopsGrowing) {
   EXPECT_TRUE(head.oversized());
 }
 
+TEST(RequestHeadTest, WellFormedOnlyWithAnHttpSchemeAndAnOriginFormPath) {
+  const auto head = [](std::string method, std::string scheme, std::string path) {
+    RequestHead h(16384);
+    h.add(":method", method);
+    h.add(":scheme", scheme);
+    h.add(":authority", "api.example.test");
+    h.add(":path", path);
+    return h;
+  };
+  EXPECT_TRUE(get().well_formed());
+  EXPECT_TRUE(head("GET", "http", "/").well_formed());
+  EXPECT_TRUE(head("OPTIONS", "https", "*").well_formed());
+  // nghttp2 checks the path's form only for http and https: these it lets through.
+  EXPECT_FALSE(head("GET", "foo", "http://evil.example/x").well_formed());
+  EXPECT_FALSE(head("GET", "foo", "/x").well_formed());
+  EXPECT_FALSE(head("GET", "HTTP", "/x").well_formed());
+  EXPECT_FALSE(head("GET", "https", "http://evil.example/x").well_formed());
+  EXPECT_FALSE(head("GET", "https", "*").well_formed());
+  EXPECT_FALSE(head("GET", "https", "").well_formed());
+  RequestHead connect(16384);
+  connect.add(":method", "CONNECT");
+  connect.add(":authority", "api.example.test:443");
+  EXPECT_TRUE(connect.well_formed());
+}
+
 }  // namespace
 }  // namespace sluice::http2

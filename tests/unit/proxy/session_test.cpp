@@ -131,6 +131,20 @@ TEST(SessionTest, AnswersPipelinedRequestsInOrder) {
   EXPECT_TRUE(answers.ends_with("\r\n\r\nB"));
 }
 
+TEST(SessionTest, IgnoresOneEmptyLineBeforeARequestLine) {
+  // RFC 9112 §2.2: a client may send a CRLF after a body; one is ignored, a second is not.
+  ProxyWorld world(world_config());
+  world.connector.responses.emplace_back("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nA");
+  Client client(world);
+  client.send("\r\nGET /1 HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_TRUE(world.connector.received(0).starts_with("GET /1 HTTP/1.1\r\nHost: h\r\n"));
+  EXPECT_TRUE(client.received().starts_with("HTTP/1.1 200 OK\r\n")) << client.received();
+  client.send("\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_EQ(world.connector.received(0).find("GET /2"), std::string::npos);
+  EXPECT_NE(client.received().find("HTTP/1.1 400 Bad Request\r\n"), std::string::npos)
+      << client.received();
+}
+
 TEST(SessionTest, RefusesWhatItMustWithItsOwnAnswers) {
   json config = world_config();
   config["routes"] =
