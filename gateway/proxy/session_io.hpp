@@ -85,14 +85,18 @@ Task<std::size_t> wait_for_head(RequestContext& ctx, Downstream<Stream> down, co
 }
 
 /// One empty line before a request-line is ignored (RFC 9112 §2.2; some clients send a CRLF
-/// after a body): when the head found in `buffer` starts with CRLF, it is consumed. Returns the
-/// head's end, moved accordingly. A second empty line stays and is refused as the head.
+/// after a body): how many bytes of `head` (as find_head_end() delimited it) that is, 2 or 0.
+/// A second empty line stays and is refused as the head.
+inline std::size_t ignored_empty_line(std::string_view head) noexcept {
+  return head.size() > 2 && head.starts_with("\r\n") ? 2 : 0;
+}
+
+/// Consumes the ignored empty line (ignored_empty_line()) of the head that ends at `end` in
+/// `buffer`. Returns the head's end, moved accordingly.
 inline std::size_t skip_empty_line(beast::flat_buffer& buffer, std::size_t end) {
-  if (end > 2 && buffered(buffer).starts_with("\r\n")) {
-    buffer.consume(2);
-    return end - 2;
-  }
-  return end;
+  const std::size_t skip = ignored_empty_line(buffered(buffer).substr(0, end));
+  buffer.consume(skip);
+  return end - skip;
 }
 
 /// Half-closes, then reads and drops what the client still sends for a short while before

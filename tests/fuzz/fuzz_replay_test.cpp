@@ -25,7 +25,7 @@ constexpr Target kTargets[] = {
     {"chunked_body", chunked_body},       {"http2_frames", http2_frames},
     {"proxy_header", proxy_header},       {"config_text", config_text},
     {"admin_request", admin_request},     {"redis_reply", redis_reply},
-    {"access_log_line", access_log_line},
+    {"access_log_line", access_log_line}, {"request_differential", request_differential},
 };
 
 /// The files of `dir` (none when it does not exist), in name order.

@@ -38,6 +38,9 @@ int redis_reply(Input input);
 /// Access log lines as `sluice replay` reads them: the fast scanner agrees with nlohmann::json on
 /// every line it accepts, and the input as a whole log replays with counts that add up.
 int access_log_line(Input input);
+/// A client connection whose every request sluice forwards must read the same (method, target,
+/// Host, framing, body) to an independent strict parser reading what the upstream received.
+int request_differential(Input input);
 
 /// Turns logging off: a target's inputs are mostly errors, each logged otherwise.
 void quiet_logs();

@@ -56,6 +56,41 @@ def request_heads():
         write("request_head", name, text.encode("latin-1"))
 
 
+def request_differentials():
+    """Connections of requests sluice forwards, and the desync shapes it must refuse or forward
+    in one canonical form (docs/http-conformance.md)."""
+    smuggled = "GET /SMUGGLED HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    seeds = {
+        "pipelined": "GET /api/a?x=1 HTTP/1.1\r\nHost: a\r\n\r\n"
+                     "POST /b HTTP/1.1\r\nHost: h.example\r\nContent-Length: 5\r\n\r\nhello"
+                     "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n",
+        "chunked": "POST /api/p HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n"
+                   "Transfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n0\r\nX-T: t\r\n\r\n"
+                   "GET /after HTTP/1.1\r\nHost: a\r\n\r\n",
+        "absolute_form": "GET http://h.example:8080/x/../y?q HTTP/1.1\r\nHost: other\r\n\r\n",
+        "empty_line": "\r\nGET /x HTTP/1.1\r\nHost: a\r\n\r\n",
+        "http10": "POST /x HTTP/1.0\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nab"
+                  "GET /y HTTP/1.1\r\nHost: a\r\n\r\n",
+        "fold_te": "POST /c HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding:\r\n chunked\r\n\r\n"
+                   "2b\r\n" + smuggled + "\r\n0\r\n\r\n",
+        "fold_length": "POST /c HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length:\r\n 43\r\n\r\n"
+                       + smuggled,
+        "fold_host": "GET / HTTP/1.1\r\nHost:\r\n other.example\r\n\r\n",
+        "te_two_codings": "POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked identity\r\n\r\n"
+                          "0\r\n\r\n" + smuggled,
+        "te_parameter": "POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked;x\r\n\r\n"
+                        "0\r\n\r\n" + smuggled,
+        "te_two_lines": "POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: identity\r\n"
+                        "Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n" + smuggled,
+        "length_list": "POST /api/p HTTP/1.1\r\nHost: a\r\nContent-Length: 3, 3\r\n\r\nabc" + smuggled,
+        "expect_continue": "PUT /api/u HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n"
+                           "Content-Length: 3\r\n\r\nabc",
+        "cut_body": "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc",
+    }
+    for name, text in seeds.items():
+        write("request_differential", name, text.encode("latin-1"))
+
+
 def response_heads():
     seeds = {
         "length_twice": (0, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
@@ -264,6 +299,7 @@ def access_log_lines():
 
 if __name__ == "__main__":
     request_heads()
+    request_differentials()
     response_heads()
     chunked_bodies()
     http2_frames()

@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 readonly SECONDS_EACH=${1:?usage: run_fuzzers.sh SECONDS [TARGET...]}
 shift
 readonly ALL_TARGETS=(request_head response_head chunked_body http2_frames proxy_header config_text
-  admin_request redis_reply access_log_line)
+  admin_request redis_reply access_log_line request_differential)
 targets=("$@")
 ((${#targets[@]} > 0)) || targets=("${ALL_TARGETS[@]}")
 readonly BIN=build/asan/bin
@@ -23,7 +23,8 @@ readonly JOBS=${FUZZ_JOBS:-2}
 
 dictionary_of() {
   case "$1" in
-    request_head | response_head | chunked_body) echo tests/fuzz/dict/http.dict ;;
+    request_head | response_head | chunked_body | request_differential)
+      echo tests/fuzz/dict/http.dict ;;
     http2_frames) echo tests/fuzz/dict/h2.dict ;;
     proxy_header) echo tests/fuzz/dict/proxy.dict ;;
     config_text | admin_request) echo tests/fuzz/dict/json.dict ;;
