@@ -31,12 +31,12 @@
 #include "gateway/insight/top_users.hpp"
 #include "gateway/log/access_log.hpp"
 #include "gateway/metrics/metrics.hpp"
-#include "gateway/proxy/config_sync.hpp"
-#include "gateway/proxy/connection_gate.hpp"
-#include "gateway/proxy/health_checker.hpp"
-#include "gateway/proxy/services.hpp"
-#include "gateway/proxy/snapshot.hpp"
-#include "gateway/proxy/worker.hpp"
+#include "gateway/proxy/routing/config_sync.hpp"
+#include "gateway/proxy/routing/snapshot.hpp"
+#include "gateway/proxy/session/connection_gate.hpp"
+#include "gateway/proxy/session/services.hpp"
+#include "gateway/proxy/session/worker.hpp"
+#include "gateway/proxy/upstream/health_checker.hpp"
 
 namespace sluice::app {
 

@@ -24,7 +24,7 @@
 // One HTTP/2 connection's protocol state, driven by libnghttp2 (docs/http2.md): frames in and
 // out as bytes, streams as HTTP/1.1 request/response pairs the data path reads and writes
 // through a StreamChannel (stream_channel.hpp). No socket I/O of its own: the session
-// (gateway/proxy/h2_session.hpp) reads and writes the connection. Confined to one worker's
+// (gateway/proxy/session/h2_session.hpp) reads and writes the connection. Confined to one worker's
 // thread.
 namespace sluice::http2 {
 

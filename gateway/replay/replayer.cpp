@@ -5,7 +5,7 @@
 #include <iterator>
 #include <stdexcept>
 
-#include "gateway/proxy/snapshot.hpp"
+#include "gateway/proxy/routing/snapshot.hpp"
 #include "gateway/proxy/steps/identify_step.hpp"
 
 namespace sluice::replay {

@@ -15,7 +15,7 @@
 #include "gateway/config/config.hpp"
 #include "gateway/core/keyed_hash.hpp"
 #include "gateway/limiter/policy.hpp"
-#include "gateway/proxy/router.hpp"
+#include "gateway/proxy/routing/router.hpp"
 #include "gateway/replay/log_line.hpp"
 #include "gateway/replay/replay_clock.hpp"
 #include "gateway/replay/replay_report.hpp"

@@ -32,8 +32,8 @@
 #include "gateway/log/access_log.hpp"
 #include "gateway/log/logging.hpp"
 #include "gateway/metrics/metrics.hpp"
-#include "gateway/proxy/config_sync.hpp"
-#include "gateway/proxy/worker.hpp"
+#include "gateway/proxy/routing/config_sync.hpp"
+#include "gateway/proxy/session/worker.hpp"
 #include "gateway/store/memory_store.hpp"
 #include "tests/bench/counting_malloc.hpp"
 

@@ -58,6 +58,10 @@
 #   BACKEND [auto]   nginx = nginx static (1 worker), demo = sluice-demo-backend --threads 1,
 #                    auto = nginx when installed, else demo (why: docs/benchmarks.md)
 #   BIN_DIR [build/bin]  OUT_DIR [build/bench/peers]
+#   BASELINE_BIN [unset]  another sluice binary (say the build before a change), measured beside
+#                    BIN_DIR's as base-1 and base-2 in the throughput section and base-1 in the
+#                    pinned one, in the same interleaved rounds: a before/after comparison whose
+#                    ratio (sluice-N / base-N per round) the summary prints
 #   TARGETS [all]    space-separated target names: the throughput, pinned, limits, websocket and
 #                    h2 sections measure only those of their targets (e.g. TARGETS="nginx-limit_req
 #                    haproxy-stick-table" limits; TARGETS=nginx-ws websocket, which also holds
@@ -92,6 +96,7 @@ if [[ -z ${PYTHON:-} ]]; then
 fi
 readonly PYTHON
 readonly TARGETS=${TARGETS:-}
+readonly BASELINE_BIN=${BASELINE_BIN:-}
 # nginx's limit_req for the `limits` section: a rate no run here can reach, far below the point
 # where nginx's fixed-point arithmetic overflows (peers/nginx-limits.conf.in explains both).
 readonly NGINX_LIMIT_RATE=10000000r/s
@@ -376,6 +381,7 @@ raise_fd_limit() {
 }
 
 SLUICE_BIN=
+BASE_SLUICE_BIN= # snapshot_binaries, with BASELINE_BIN
 DEMO_BIN=
 CERT_DIR= # make_cert
 WS_LOAD_BIN=
@@ -392,6 +398,11 @@ snapshot_binaries() {
   done
   SLUICE_BIN=$WORK/bin/sluice
   DEMO_BIN=$WORK/bin/sluice-demo-backend
+  if [[ -n $BASELINE_BIN ]]; then
+    [[ -x $BASELINE_BIN ]] || die "BASELINE_BIN $BASELINE_BIN is not an executable"
+    cp "$BASELINE_BIN" "$WORK/bin/sluice-base"
+    BASE_SLUICE_BIN=$WORK/bin/sluice-base
+  fi
   WS_LOAD_BIN=$WORK/bin/sluice_ws_load
 }
 
@@ -552,6 +563,7 @@ start_target() {
       REDIS_SHA=$(sed -nE 's/.*window_script=([0-9a-f]+).*/\1/p' <<<"$READY_LINE")
       ;;
     sluice-*) start_sluice "$name" "$workers" "$cpus" ;;
+    base-*) SLUICE_BIN=$BASE_SLUICE_BIN start_sluice "$name" "$workers" "$cpus" ;;
     nginx-*)
       ((HAVE_NGINX)) || {
         SKIP_REASON="nginx is not installed"
@@ -754,6 +766,7 @@ throughput_phase() {
     pinned)
       proxy_cpus=0 other_cpus=1
       targets=(direct sluice-1 nginx-1 haproxy-1)
+      [[ -z $BASELINE_BIN ]] || targets+=(base-1)
       log "=== PINNED: proxies on cpu 0; wrk and the backend on cpu 1 (1-worker configs only) ==="
       ;;
     redis)
@@ -780,6 +793,7 @@ throughput_phase() {
       ;;
     *)
       targets=(direct sluice-1 sluice-2 nginx-1 nginx-2 haproxy-1 haproxy-2)
+      [[ -z $BASELINE_BIN ]] || targets+=(base-1 base-2)
       log "=== throughput, no pinning: wrk, backend and proxy share the machine's cores ==="
       ;;
   esac

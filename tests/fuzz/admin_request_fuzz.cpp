@@ -8,7 +8,7 @@
 
 #include "gateway/admin/admin_api.hpp"
 #include "gateway/insight/config_history.hpp"
-#include "gateway/proxy/config_sync.hpp"
+#include "gateway/proxy/routing/config_sync.hpp"
 #include "gateway/store/memory_store.hpp"
 #include "tests/fuzz/fuzz_targets.hpp"
 #include "tests/fuzz/fuzz_world.hpp"

@@ -5,7 +5,7 @@
 #include <boost/asio/write.hpp>
 #include <chrono>
 
-#include "gateway/proxy/h2_session.hpp"
+#include "gateway/proxy/session/h2_session.hpp"
 #include "tests/fuzz/fuzz_targets.hpp"
 
 namespace sluice::fuzz {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The PROXY protocol header (versions 1 and 2) as the listener reads it.
-#include "gateway/proxy/proxy_header.hpp"
+#include "gateway/proxy/session/proxy_header.hpp"
 #include "tests/fuzz/fuzz_targets.hpp"
 
 namespace sluice::fuzz {

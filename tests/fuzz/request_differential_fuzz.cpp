@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "gateway/proxy/session_io.hpp"
+#include "gateway/proxy/session/session_io.hpp"
 #include "tests/fuzz/fuzz_targets.hpp"
 #include "tests/fuzz/independent_parser.hpp"
 #include "tests/support/proxy_world.hpp"

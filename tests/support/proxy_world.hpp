@@ -10,7 +10,6 @@
 
 #include <boost/asio/io_context.hpp>
 #include <deque>
-#include <map>
 #include <memory>
 #include <memory_resource>
 #include <nlohmann/json.hpp>
@@ -25,9 +24,9 @@
 #include "gateway/log/access_log.hpp"
 #include "gateway/log/logging.hpp"
 #include "gateway/metrics/metrics.hpp"
-#include "gateway/proxy/config_sync.hpp"
-#include "gateway/proxy/exchange.hpp"
-#include "gateway/proxy/server_session.hpp"
+#include "gateway/proxy/exchange/exchange.hpp"
+#include "gateway/proxy/routing/config_sync.hpp"
+#include "gateway/proxy/session/server_session.hpp"
 #include "gateway/store/memory_store.hpp"
 #include "tests/support/manual_clock.hpp"
 #include "tests/support/scripted_random.hpp"

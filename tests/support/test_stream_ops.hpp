@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <optional>
 
-#include "gateway/proxy/net.hpp"
-#include "gateway/proxy/stream_ops.hpp"
+#include "gateway/proxy/io/net.hpp"
+#include "gateway/proxy/io/stream_ops.hpp"
 
 namespace sluice::testing {
 

@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "gateway/core/clock.hpp"
-#include "gateway/proxy/request_context.hpp"
+#include "gateway/proxy/request/request_context.hpp"
 
 namespace sluice::proxy {
 

@@ -2,7 +2,7 @@
 #include "gateway/proxy/steps/identify_step.hpp"
 
 #include "gateway/log/user_hash.hpp"
-#include "gateway/proxy/identity.hpp"
+#include "gateway/proxy/steps/identity.hpp"
 
 namespace sluice::proxy {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "gateway/core/keyed_hash.hpp"
-#include "gateway/proxy/request_context.hpp"
+#include "gateway/proxy/request/request_context.hpp"
 #include "gateway/tls/client_certificate.hpp"
 
 namespace sluice::proxy {

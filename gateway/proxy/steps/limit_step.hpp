@@ -5,7 +5,7 @@
 
 #include "gateway/insight/user_sample_ring.hpp"
 #include "gateway/limiter/sliding_window.hpp"
-#include "gateway/proxy/request_context.hpp"
+#include "gateway/proxy/request/request_context.hpp"
 #include "gateway/store/limit_store.hpp"
 
 namespace sluice::proxy {

@@ -2,7 +2,7 @@
 #include "gateway/proxy/steps/record_step.hpp"
 
 #include "gateway/log/logging.hpp"
-#include "gateway/proxy/identity.hpp"
+#include "gateway/proxy/steps/identity.hpp"
 #include "gateway/proxy/steps/limit_step.hpp"
 
 namespace sluice::proxy {

@@ -3,7 +3,7 @@
 
 #include "gateway/core/clock.hpp"
 #include "gateway/log/access_log.hpp"
-#include "gateway/proxy/request_context.hpp"
+#include "gateway/proxy/request/request_context.hpp"
 #include "gateway/proxy/steps/identify_step.hpp"
 
 namespace sluice::proxy {

@@ -30,6 +30,8 @@ LABELS = {
     "direct": "backend direct (no proxy)",
     "sluice-1": "sluice threads=1",
     "sluice-2": "sluice threads=2",
+    "base-1": "sluice threads=1, the baseline build (BASELINE_BIN)",
+    "base-2": "sluice threads=2, the baseline build (BASELINE_BIN)",
     "nginx-1": "nginx 1 worker",
     "nginx-2": "nginx 2 workers",
     "haproxy-1": "haproxy nbthread 1",
@@ -263,6 +265,39 @@ def ratios(targets: dict) -> list:
     return rows
 
 
+def baseline_lines(raw: list, variant: str) -> list:
+    """Before and after in the same rounds: sluice-N / base-N per round (req/s and CPU per
+    request), their medians and ranges, beside each build's ratio to nginx-N."""
+    rounds: dict = {}
+    for row in raw:
+        if row["variant"] == variant:
+            rounds.setdefault(row["round"], {})[row["target"]] = row
+    lines = []
+    for workers in ("1", "2"):
+        new, base, peer = f"sluice-{workers}", f"base-{workers}", f"nginx-{workers}"
+        pairs = [(number(r[new]["rps"]), number(r[base]["rps"]), number(r[new]["cpu_us_per_req"]),
+                  number(r[base]["cpu_us_per_req"]), number(r.get(peer, {}).get("rps")))
+                 for r in rounds.values() if new in r and base in r]
+        pairs = [p for p in pairs if p[0] and p[1] and p[2] and p[3]]
+        if not pairs:
+            continue
+        rps = [a / b for a, b, _, _, _ in pairs]
+        cpu = [c / d for _, _, c, d, _ in pairs]
+        new_peer = [a / e for a, _, _, _, e in pairs if e]
+        base_peer = [b / e for _, b, _, _, e in pairs if e]
+        if not lines:
+            lines += ["", "Before and after in the same rounds (the baseline is BASELINE_BIN):", "",
+                      "| pair | req/s ratio, median (range) | CPU/req ratio, median (range) "
+                      "| each / nginx, req/s median |",
+                      "| --- | ---: | ---: | ---: |"]
+        vs_peer = (f"{statistics.median(new_peer):.3f} against {statistics.median(base_peer):.3f}"
+                   if new_peer else "—")
+        lines.append(f"| {new} / {base} | {statistics.median(rps):.3f} ({min(rps):.3f}–"
+                     f"{max(rps):.3f}) | {statistics.median(cpu):.3f} ({min(cpu):.3f}–"
+                     f"{max(cpu):.3f}) | {vs_peer} |")
+    return lines
+
+
 def tls_ratio(targets: dict) -> dict:
     """sluice-tls / nginx-tls: req/s (the target), p99 and proxy CPU per request."""
     ours, theirs = targets.get(TLS_OURS), targets.get(TLS_PEER)
@@ -434,6 +469,8 @@ def throughput_tables(summary: dict, meta: dict, raw: list) -> list:
                              f"{meta.get('limit_keys', '?')}): " + "; ".join(keys) + ".")
             lines.append("")
             lines += limits_lines(limits_comparison(targets, raw), targets, notes)
+        if variant in ("shared", "pinned"):
+            lines += baseline_lines(raw, variant)
         if variant == "redis":
             lines += redis_lines(targets, meta)
         if variant == "accesslog":

@@ -1,82 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // Message-head conformance, one row per rule and per known desync shape (docs/http-conformance.md):
 // raw bytes in on the data port of the real binary, and out either the exact bytes a recording
-// upstream receives, or the status the client gets, with whether the connection closes. Response
-// rows script the upstream's raw answer instead. Every row states what must reach the upstream:
-// nothing at all when the head is refused.
-#include <gtest/gtest.h>
-
-#include <optional>
-#include <regex>
+// upstream receives, or the status the client gets, with whether the connection closes. Every
+// row states what must reach the upstream: nothing at all when the head is refused. Response
+// rows: conformance_response_test.cpp.
 #include <string>
 #include <vector>
 
-#include "tests/integration/proxy/proxy_fixture.hpp"
-#include "tests/support/recording_upstream.hpp"
+#include "tests/integration/proxy/conformance_fixture.hpp"
 
 namespace sluice::testing {
 namespace {
 
-using nlohmann::json;
-using std::chrono::milliseconds;
 using namespace std::string_literals;
-
-/// Which upstream a row's request must reach.
-enum class To {
-  kNone,  ///< refused: neither upstream sees a byte of it
-  kApi,   ///< the backend of the route for host api.example.test
-  kMain,  ///< the backend of every other route
-};
-
-struct Row {
-  const char* name;
-  std::string request;  ///< the client's raw bytes
-  unsigned status;      ///< the status the client gets
-  To to = To::kNone;
-  /// With `to` set: exactly what that upstream receives (its generated X-Request-Id line
-  /// removed, see recorded()).
-  std::string forwarded = {};
-  bool closes = false;  ///< the gateway closes the client connection after answering
-  /// The upstream's answer (response rows).
-  RecordingUpstream::Reply reply = {};
-  /// Response fields the client must get with exactly these values, in order (none = absent).
-  std::vector<std::pair<std::string, std::vector<std::string>>> fields = {};
-  std::optional<std::string> body = std::nullopt;  ///< the client's body, when checked
-};
-
-constexpr std::string_view kForwarded = "X-Forwarded-For: 127.0.0.1\r\nX-Forwarded-Proto: http\r\n";
-
-/// The head the upstream receives: the request line and the fields the row names, then the
-/// forwarding fields the gateway adds (X-Forwarded-Host: the Host the upstream gets, when not
-/// empty), the empty line and `body`.
-std::string up(std::string_view head, std::string_view body = {}) {
-  std::string forwarded_host;
-  if (const auto at = head.find("\r\nHost: "); at != std::string_view::npos) {
-    const auto value = head.substr(at + 8, head.find("\r\n", at + 8) - (at + 8));
-    if (!value.empty()) {
-      forwarded_host = "X-Forwarded-Host: " + std::string(value) + "\r\n";
-    }
-  }
-  return std::string(head) + std::string(kForwarded) + forwarded_host + "\r\n" + std::string(body);
-}
-
-/// What an upstream received, without the X-Request-Id line the gateway generated (random).
-std::string recorded(const RecordingUpstream& upstream, std::size_t index) {
-  static const std::regex generated_id("X-Request-Id: [0-9a-f]{32}\r\n");
-  return std::regex_replace(upstream.requests().at(index), generated_id, "");
-}
-
-std::vector<std::string> values(const Response& res, const std::string& name) {
-  std::vector<std::string> out;
-  for (const auto& field : res.base()) {
-    if (boost::beast::iequals(field.name_string(), name)) {
-      out.emplace_back(field.value());
-    }
-  }
-  return out;
-}
-
-const std::string kOversizedField(17 * 1024, 'x');  // past the gateway's 16 KiB response-head bound
 
 std::vector<Row> request_rows() {
   return {
@@ -246,196 +182,11 @@ std::vector<Row> request_rows() {
   };
 }
 
-std::vector<Row> response_rows() {
-  const std::string get = "GET /r HTTP/1.1\r\nHost: a\r\n\r\n";
-  const std::string forwarded = up("GET /r HTTP/1.1\r\nHost: a\r\n");
-  const auto reply = [](std::string bytes, bool close = false) {
-    return RecordingUpstream::Reply{std::move(bytes), close};
-  };
-  return {
-      {"response: Content-Length list of equal values becomes one",
-       get,
-       200,
-       To::kMain,
-       forwarded,
-       false,
-       reply("HTTP/1.1 200 OK\r\nContent-Length: 4, 4\r\n\r\nabcd"),
-       {{"Content-Length", {"4"}}},
-       "abcd"},
-      {"response: Content-Length repeated with equal values becomes one",
-       get,
-       200,
-       To::kMain,
-       forwarded,
-       false,
-       reply("HTTP/1.1 200 OK\r\nContent-Length: 4\r\nContent-Length: 4\r\n\r\nabcd"),
-       {{"Content-Length", {"4"}}},
-       "abcd"},
-      {"response: Content-Length list of unequal values", get, 502, To::kMain, forwarded, false,
-       reply("HTTP/1.1 200 OK\r\nContent-Length: 4, 5\r\n\r\nabcd")},
-      {"response: CL and TE chunked", get, 502, To::kMain, forwarded, false,
-       reply(
-           "HTTP/1.1 200 OK\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")},
-      {"response: TE of another coding beside CL", get, 502, To::kMain, forwarded, false,
-       reply("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 4\r\n\r\nabcd")},
-      {"response: TE not ending in chunked is read until the upstream closes",
-       get,
-       200,
-       To::kMain,
-       forwarded,
-       false,
-       reply("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nzipped-bytes", true),
-       {{"Transfer-Encoding", {"gzip, chunked"}}, {"Content-Length", {}}},
-       "zipped-bytes"},
-      {"response: TE chunked then gzip (chunked would be applied twice)", get, 502, To::kMain,
-       forwarded, false,
-       reply("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\nmore", true)},
-      {"response: TE list that does not parse", get, 502, To::kMain, forwarded, false,
-       reply("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked identity\r\n\r\n2\r\nok\r\n0\r\n\r\n")},
-      {"response: TE lines are forwarded as one line of sluice's",
-       get,
-       200,
-       To::kMain,
-       forwarded,
-       false,
-       reply("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding:  Chunked\r\n\r\n"
-             "2\r\nok\r\n0\r\n\r\n"),
-       {{"Transfer-Encoding", {"gzip, chunked"}}},
-       "ok"},
-      {"response: TE chunked twice", get, 502, To::kMain, forwarded, false,
-       reply("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"
-             "0\r\n\r\n")},
-      {"response: Content-Length with a sign", get, 502, To::kMain, forwarded, false,
-       reply("HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nok")},
-      {"response: bare LF line ends", get, 502, To::kMain, forwarded, false,
-       reply("HTTP/1.1 200 OK\nContent-Length: 2\n\nok")},
-      {"response: a bad chunk size before any byte went", get, 502, To::kMain, forwarded, false,
-       reply("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nok\r\n0\r\n\r\n")},
-      {"response: TE on HTTP/1.0", get, 502, To::kMain, forwarded, false,
-       reply("HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")},
-      {"response: a bad status line", get, 502, To::kMain, forwarded, false,
-       reply("HTTP/1.1 2OO OK\r\nContent-Length: 0\r\n\r\n")},
-      {"response: NUL in a field", get, 502, To::kMain, forwarded, false,
-       reply("HTTP/1.1 200 OK\r\nX-A: a\0b\r\nContent-Length: 0\r\n\r\n"s)},
-      {"response: CR in a field", get, 502, To::kMain, forwarded, false,
-       reply("HTTP/1.1 200 OK\r\nX-A: a\rb\r\nContent-Length: 0\r\n\r\n")},
-      {"response: an oversized head", get, 502, To::kMain, forwarded, false,
-       reply("HTTP/1.1 200 OK\r\nX-Big: " + kOversizedField + "\r\nContent-Length: 0\r\n\r\n")},
-      {"response: obs-fold is replaced by a space",
-       get,
-       200,
-       To::kMain,
-       forwarded,
-       false,
-       reply("HTTP/1.1 200 OK\r\nX-Folded: a\r\n b\r\nContent-Length: 2\r\n\r\nok"),
-       {{"X-Folded", {"a b"}}},
-       "ok"},
-      {"response: obs-fold with an empty first line is unfolded too",
-       get,
-       200,
-       To::kMain,
-       forwarded,
-       false,
-       reply("HTTP/1.1 200 OK\r\nContent-Length:\r\n 6\r\nX-Folded:\r\n\tb\r\n\r\nfolded"),
-       {{"Content-Length", {"6"}}, {"X-Folded", {"b"}}},
-       "folded"},
-      {"response: an interim 103 is skipped",
-       get,
-       200,
-       To::kMain,
-       forwarded,
-       false,
-       reply("HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2"
-             "\r\n\r\nok"),
-       {},
-       "ok"},
-      {"response: 101 to a request that asked for no upgrade", get, 502, To::kMain, forwarded,
-       false,
-       reply("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n")},
-      {"response: a hop-by-hop field named by Connection is removed",
-       get,
-       200,
-       To::kMain,
-       forwarded,
-       false,
-       reply("HTTP/1.1 200 OK\r\nConnection: X-Hop\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\n"
-             "Content-Length: 2\r\n\r\nok"),
-       {{"X-Hop", {}}, {"Keep-Alive", {}}},
-       "ok"},
-  };
-}
-
-class ConformanceTest : public ::testing::Test {
- protected:
-  RecordingUpstream api;
-  RecordingUpstream main;
-  json config = [this] {
-    json c = minimal_gateway_config({main.endpoint()});
-    c["backends"]["api"] = {{"endpoints", {api.endpoint()}}};
-    c["routes"] = json::array({
-        {{"name", "api"}, {"prefix", "/"}, {"host", "api.example.test"}, {"backend", "api"}},
-        {{"name", "options"},
-         {"prefix", "/"},
-         {"host", "opt.example.test"},
-         {"methods", {"OPTIONS"}},
-         {"backend", "demo"}},
-        {{"name", "all"}, {"prefix", "/"}, {"backend", "demo"}},
-    });
-    c["http"] = {{"header_timeout_ms", 2000}};
-    // The response rows fail on purpose, many in a row: no breaker may step in.
-    c["backends"]["demo"]["breaker"] = {{"enabled", false}};
-    return c;
-  }();
-
-  void run(const Row& row, std::uint16_t port) {
-    SCOPED_TRACE(row.name);
-    api.reply_with(row.reply);
-    main.reply_with(row.reply);
-    const std::size_t api_before = api.request_count();
-    const std::size_t main_before = main.request_count();
-    HttpClient client(port, milliseconds(3000));
-    client.send_raw(row.request);
-    const std::optional<Response> res = client.read_response(milliseconds(3000));
-    ASSERT_TRUE(res) << "no answer";
-    EXPECT_EQ(res->result_int(), row.status) << res->body();
-    const bool closes = row.closes || row.status == 400;  // a broken head always closes
-    if (closes && res->version() == 11) {                 // (HTTP/1.0 closes unless told otherwise)
-      EXPECT_EQ((*res)[http::field::connection], "close");
-    }
-    for (const auto& [name, expected] : row.fields) {
-      EXPECT_EQ(values(*res, name), expected) << name;
-    }
-    if (row.body) {
-      EXPECT_EQ(res->body(), *row.body);
-    }
-    EXPECT_EQ(client.closed_by_peer(milliseconds(closes ? 3000 : 100)), closes);
-
-    RecordingUpstream& target = row.to == To::kApi ? api : main;
-    RecordingUpstream& other = row.to == To::kApi ? main : api;
-    if (row.to == To::kNone) {
-      EXPECT_EQ(api.request_count(), api_before) << "forwarded: " << recorded(api, api_before);
-      EXPECT_EQ(main.request_count(), main_before) << "forwarded: " << recorded(main, main_before);
-      return;
-    }
-    ASSERT_TRUE(target.wait_for_requests((row.to == To::kApi ? api_before : main_before) + 1,
-                                         milliseconds(3000)));
-    EXPECT_EQ(recorded(target, row.to == To::kApi ? api_before : main_before), row.forwarded);
-    EXPECT_EQ(other.request_count(), row.to == To::kApi ? main_before : api_before);
-  }
-};
-
 TEST_F(ConformanceTest, RequestHeadRules) {
   SluiceProcess gateway(config);
   const std::vector<Row> rows = request_rows();
   EXPECT_GE(rows.size(), 40U);
   for (const Row& row : rows) {
-    run(row, gateway.proxy_port());
-  }
-}
-
-TEST_F(ConformanceTest, ResponseHeadRules) {
-  SluiceProcess gateway(config);
-  for (const Row& row : response_rows()) {
     run(row, gateway.proxy_port());
   }
 }

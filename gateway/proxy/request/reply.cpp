@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/proxy/request/reply.hpp"
+
+namespace sluice::proxy {
+
+void compose_reply(RequestContext& ctx, unsigned version, bool head_request) {
+  const ErrorInfo& e = info(*ctx.error);
+  http1::GatherList& out = ctx.down_out;
+  out.clear();
+  const auto status = static_cast<unsigned>(e.status);
+  out.add_copy(version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+  out.add_decimal(status);
+  out.add_copy(" ");
+  const auto reason = boost::beast::http::obsolete_reason(e.status);
+  out.add_copy({reason.data(), reason.size()});
+  out.add_copy("\r\nServer: sluice\r\nContent-Type: application/json\r\n");
+  if (!ctx.request_id.view().empty()) {
+    out.add_copy("X-Request-Id: ");
+    out.add_copy(ctx.request_id.view());
+    out.add_copy("\r\n");
+  }
+  if (!ctx.allow.empty()) {
+    out.add_copy("Allow: ");
+    out.add(ctx.allow);
+    out.add_copy("\r\n");
+  }
+  if (!ctx.location.empty()) {
+    out.add_copy("Location: ");
+    out.add(ctx.location);
+    out.add_copy("\r\n");
+  }
+  if (ctx.retry_after_s > 0) {
+    out.add_copy("Retry-After: ");
+    out.add_decimal(ctx.retry_after_s);
+    out.add_copy("\r\n");
+  }
+  for (const http1::ExtraField& f : ctx.extra_fields()) {
+    out.add_copy(f.name);
+    out.add_copy(": ");
+    out.add(f.value);
+    out.add_copy("\r\n");
+  }
+  std::string_view body = ctx.reply_body;
+  if (body.empty()) {
+    ctx.body_scratch.assign(R"({"error":")").append(e.reason).append(R"("})");
+    body = ctx.body_scratch;
+  }
+  out.add_copy("Content-Length: ");
+  out.add_decimal(body.size());
+  if (version == 10) {
+    out.add_copy(ctx.keep_alive ? "\r\nConnection: keep-alive\r\n\r\n" : "\r\n\r\n");
+  } else {
+    out.add_copy(ctx.keep_alive ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n");
+  }
+  if (!head_request) {
+    out.add(body);
+  }
+  ctx.outcome.status = status;
+  ctx.outcome.bytes_out = head_request ? 0 : body.size();
+}
+
+}  // namespace sluice::proxy

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "gateway/proxy/request/request_context.hpp"
+
+namespace sluice::proxy {
+
+/// Composes the gateway's own answer to `ctx` into `ctx.down_out` (docs/behaviour.md "Gateway
+/// answers"): the status of `ctx.error`, `Server: sluice`, `Content-Type: application/json`,
+/// `X-Request-Id`, `Allow` (405), `Retry-After` (when `ctx.retry_after_s` > 0), the rate-limit
+/// fields, `Content-Length`, `Connection` as `ctx.keep_alive` says, then the body
+/// (`ctx.reply_body`, else `{"error":"<reason>"}`), left out for a HEAD request. `version` is the
+/// client's (10 or 11). Sets `ctx.outcome.status` and `bytes_out` to what the write will send.
+void compose_reply(RequestContext& ctx, unsigned version, bool head_request);
+
+}  // namespace sluice::proxy

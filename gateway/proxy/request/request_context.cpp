@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/proxy/request/request_context.hpp"
+
+#include <random>
+
+namespace sluice::proxy {
+namespace {
+
+/// splitmix64 seeded once per thread from std::random_device.
+std::uint64_t next_random() noexcept {
+  thread_local std::uint64_t state = [] {
+    std::random_device device;
+    return (std::uint64_t{device()} << 32U) | device();
+  }();
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30U)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27U)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31U);
+}
+
+constexpr std::size_t kStringsKept = 4096;  // larger scratch strings are freed between requests
+
+void trim_capacity(std::string& s) {
+  s.clear();
+  if (s.capacity() > kStringsKept) {
+    s.shrink_to_fit();
+  }
+}
+
+}  // namespace
+
+void RequestId::generate() noexcept {
+  static constexpr std::array<char, 16> kHex{'0', '1', '2', '3', '4', '5', '6', '7',
+                                             '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
+  for (std::size_t half = 0; half < 2; ++half) {
+    std::uint64_t bits = next_random();
+    for (std::size_t i = 0; i < 16; ++i) {
+      text_[half * 16 + i] = kHex[bits & 0xfU];
+      bits >>= 4U;
+    }
+  }
+  size_ = 32;
+  generated_ = true;
+}
+
+void RequestContext::reset(core::TimePoint now, const Snapshot& snap) {
+  started = now;
+  wall = std::chrono::system_clock::now();
+  snapshot = &snap;
+  parser.emplace();
+  path = {};
+  query = {};
+  trim_capacity(path_scratch);
+  trim_capacity(target_scratch);
+  upstream_target = {};
+  authority = {};
+  rewrite_host = false;
+  client_keep_alive = false;
+  upgrade = false;
+  http2 = false;
+  route = nullptr;
+  backend = nullptr;
+  route_metrics = &snap.unrouted_metrics();
+  user = {};
+  trim_capacity(user_scratch);
+  has_user_label = false;
+  has_user_hash = false;
+  verdict.reset();
+  extra_count = 0;
+  admission.reset();
+  breaker_label = "off";
+  error.reset();
+  allow = {};
+  allow_scratch.clear();
+  trim_capacity(location);
+  retry_after_s = 0;
+  trim_capacity(body_scratch);
+  reply_body = {};
+  outcome = ExchangeOutcome{};
+  keep_alive = false;
+  trim_capacity(log_method);
+  trim_capacity(log_path);
+  trim_capacity(log_host);
+  trim_capacity(log_client);
+  response.reset();
+  response_parsed = 0;
+  up_out.clear();
+  down_out.clear();
+}
+
+ContextPool::Lease ContextPool::acquire() {
+  if (free_.empty()) {
+    return {*this, std::make_unique<RequestContext>()};
+  }
+  auto ctx = std::move(free_.back());
+  free_.pop_back();
+  return {*this, std::move(ctx)};
+}
+
+void ContextPool::give_back(std::unique_ptr<RequestContext> ctx) {
+  if (free_.size() < kKept) {
+    ctx->parser.reset();  // drops the views of the read buffers
+    ctx->response.reset();
+    ctx->admission.reset();
+    free_.push_back(std::move(ctx));
+  }
+}
+
+}  // namespace sluice::proxy

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstddef>
+#include <exception>
+#include <string>
+
+#include "gateway/proxy/session/h2_stream.hpp"
+
+// One HTTP/2 connection; each of its streams is served by h2_stream.hpp.
+namespace sluice::proxy::detail {
+
+constexpr std::size_t kH2BusyRead = 16384;    // a read while streams are served
+constexpr std::size_t kH2WriteBatch = 65536;  // frames gathered into one write
+
+/// One HTTP/2 connection (docs/http2.md): a reading and a writing coroutine around an
+/// http2::Connection, and one coroutine per stream (serve_h2_stream()). Lives in its run()'s
+/// caller frame; confined to the worker's thread.
+template <typename S, typename Up>
+class H2Session final : public http2::ConnectionHost {
+ public:
+  using Timer = net::basic_waitable_timer<std::chrono::steady_clock,
+                                          net::wait_traits<std::chrono::steady_clock>, Executor>;
+
+  H2Session(S& stream, const Peer& peer, const http2::Settings& settings, SessionEnv& env,
+            UpstreamContext<Up>& up)
+      : stream_(stream),
+        peer_(peer),
+        env_(env),
+        up_(up),
+        conn_(settings, *this, stream.get_executor(), env.services.clock),
+        wake_(stream.get_executor()),
+        done_(stream.get_executor()),
+        read_deadline_(env.sweep, &cancel_stream<S>, &stream),
+        write_deadline_(env.sweep, &cancel_stream<S>, &stream) {}
+
+  /// Serves the connection until it ends, then closes it (close_notify on TLS).
+  Task<void> run(core::TimePoint accepted) {
+    using namespace net::experimental::awaitable_operators;
+    SessionEntry entry(env_.sessions, &on_drain, &on_cut, this);
+    entry.idle = true;  // a drain sends GOAWAY at once; open streams still finish
+    idle_since_ = accepted;
+    if (env_.services.draining.load(std::memory_order_relaxed)) {
+      conn_.shut_down();
+    }
+    co_await (read_loop(accepted) && write_loop());
+    conn_.abort_streams();
+    while (spawned_ > 0) {  // their pending operations failed: they end soon
+      done_.expires_at(Timer::time_point::max());
+      co_await done_.async_wait(kAsTuple);
+    }
+    beast::flat_buffer scratch;
+    co_await close_gracefully(stream_, scratch, read_deadline_, env_.services.clock, false);
+  }
+
+  void on_request(http2::Stream& stream) override {
+    ++spawned_;
+    net::co_spawn(stream_.get_executor(), serve_stream(stream), [this](std::exception_ptr e) {
+      if (e) {
+        env_.services.log->error("http2 stream failed");
+      }
+      if (--spawned_ == 0) {
+        done_.cancel();
+      }
+    });
+  }
+
+  void on_output() override { wake_.cancel(); }
+
+ private:
+  static void on_drain(void* self) noexcept { static_cast<H2Session*>(self)->conn_.shut_down(); }
+  static void on_cut(void* self) noexcept {
+    auto* session = static_cast<H2Session*>(self);
+    StreamOps<S>::close(session->stream_);
+    session->conn_.abort_streams();
+  }
+
+  /// Reads frames until the client or the protocol ends the connection. With no stream being
+  /// served, the wait is bounded by header_timeout_ms from the accept (before the first
+  /// request) or idle_timeout_ms from the last request's end; then GOAWAY.
+  Task<void> read_loop(core::TimePoint accepted) {
+    beast::flat_buffer buffer;
+    for (;;) {
+      const bool idle = conn_.serving() == 0;
+      if (idle) {
+        const config::HttpConfig& http = env_.view.current()->snapshot->config().http;
+        read_deadline_.arm(conn_.ever_served() ? idle_since_ + http.idle_timeout
+                                               : accepted + http.header_timeout);
+      } else {
+        read_deadline_.disarm();  // the streams' own deadlines bound the wait
+      }
+      auto [ec, n] = co_await stream_.async_read_some(
+          buffer.prepare(idle ? kFirstRead : kH2BusyRead), pooled(env_.ops));
+      const bool expired = read_deadline_.expired();
+      read_deadline_.disarm();
+      if (ec) {
+        if (expired) {
+          conn_.shut_down();  // GOAWAY, then the writer ends the connection
+        }
+        break;
+      }
+      buffer.commit(n);
+      const bool ok = conn_.receive(buffered(buffer));
+      buffer.consume(buffer.size());
+      if (conn_.serving() == 0 && buffer.capacity() > kIdleBufferLimit) {
+        buffer.shrink_to_fit();
+      }
+      on_output();
+      if (!ok) {
+        env_.services.log->debug("http2 connection ended peer={} reason={}", peer_.text,
+                                 conn_.reason());
+        break;
+      }
+      if (!conn_.wants_io()) {
+        break;
+      }
+    }
+    reading_ = false;
+    on_output();
+  }
+
+  /// Writes what the protocol has to send, each write within idle_timeout_ms (a client that
+  /// stops reading is cut); ends when the reader did and all is sent, or the protocol is done.
+  Task<void> write_loop() {
+    const core::Clock& clock = env_.services.clock;
+    std::string batch;
+    for (;;) {
+      conn_.send(batch, kH2WriteBatch);
+      if (batch.empty()) {
+        if (!reading_ || !conn_.wants_io()) {
+          break;
+        }
+        wake_.expires_at(Timer::time_point::max());
+        co_await wake_.async_wait(kAsTuple);
+        continue;
+      }
+      write_deadline_.arm(clock.now() + env_.view.current()->snapshot->config().http.idle_timeout);
+      const auto ec = co_await write_all(stream_, net::buffer(batch), env_.ops);
+      write_deadline_.disarm();
+      batch.clear();
+      if (ec) {
+        break;
+      }
+      if (conn_.serving() == 0 && batch.capacity() > kIdleBufferLimit) {
+        batch = std::string();
+      }
+    }
+    if (reading_) {
+      StreamOps<S>::cancel(stream_);  // the reader waits on the socket: nothing more to read
+    }
+  }
+
+  /// One stream's request (serve_h2_stream()), then the connection's idle bookkeeping.
+  Task<void> serve_stream(http2::Stream& stream) {
+    co_await serve_h2_stream(stream, peer_, env_, up_);
+    stream.served();
+    if (conn_.serving() == 0) {
+      // The reader may be waiting since before the streams began, without a deadline: from now
+      // the connection is idle, and idle_timeout_ms bounds that wait too.
+      idle_since_ = env_.services.clock.now();
+      read_deadline_.arm(idle_since_ + env_.view.current()->snapshot->config().http.idle_timeout);
+    }
+  }
+
+  S& stream_;
+  const Peer& peer_;
+  SessionEnv& env_;
+  UpstreamContext<Up>& up_;
+  http2::Connection conn_;
+  Timer wake_;  ///< the writer waits on it; on_output() cancels it
+  Timer done_;  ///< the end waits on it for the stream coroutines
+  Deadline read_deadline_;
+  Deadline write_deadline_;
+  std::size_t spawned_ = 0;
+  bool reading_ = true;
+  core::TimePoint idle_since_;
+};
+
+}  // namespace sluice::proxy::detail
+
+namespace sluice::proxy {
+
+/// Serves an HTTP/2 connection (docs/http2.md) on `stream` (after the TLS handshake chose h2,
+/// or a plain connection began with the HTTP/2 preface, still unread). Owns the stream and
+/// `slot`; runs on the worker's thread; never throws.
+template <typename S, typename Up>
+Task<void> run_h2_session(S stream, Peer peer, http2::Settings settings, SessionEnv& env,
+                          UpstreamContext<Up>& up, ConnectionSlot slot, core::TimePoint accepted) {
+  settings.max_header_bytes =
+      static_cast<std::uint32_t>(env.view.current()->snapshot->config().http.max_header_bytes);
+  detail::H2Session<S, Up> session(stream, peer, settings, env, up);
+  co_await session.run(accepted);
+  (void)slot;
+}
+
+}  // namespace sluice::proxy
