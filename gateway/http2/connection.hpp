@@ -17,7 +17,9 @@
 // One HTTP/2 connection's protocol state (docs/http2.md); its streams: stream.hpp.
 namespace sluice::http2 {
 
-/// The nghttp2 server session of one connection and its streams.
+/// The nghttp2 server session of one connection and its streams. No socket I/O of its own: the
+/// session (gateway/proxy/session/h2_session.hpp) feeds it the bytes it reads and writes the
+/// frames it takes. Confined to one worker's thread; the host and the clock outlive it.
 class Connection {
  public:
   Connection(const Settings& settings, ConnectionHost& host, Executor executor,

@@ -2,7 +2,6 @@
 #include "gateway/store/redis_store.hpp"
 
 #include <algorithm>
-#include <array>
 #include <utility>
 
 #include "gateway/core/secure_random.hpp"
