@@ -7,6 +7,8 @@
 namespace sluice {
 namespace {
 
+using namespace demo_backend_support;  // NOLINT(google-build-using-namespace)
+
 TEST_F(DemoBackendTest, HealthzFollowsTheHealthSetByControl) {
   const auto up = client_.get("/healthz");
   EXPECT_EQ(up.result_int(), 200U);

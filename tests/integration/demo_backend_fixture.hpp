@@ -28,6 +28,7 @@
 #include "tests/support/ws_client.hpp"
 
 namespace sluice {
+namespace demo_backend_support {
 
 using testing::ChildProcess;
 using testing::DemoBackend;
@@ -159,4 +160,5 @@ class DemoBackendTest : public ::testing::Test {
   HttpClient client_{backend_.port()};
 };
 
+}  // namespace demo_backend_support
 }  // namespace sluice

@@ -7,6 +7,8 @@
 namespace sluice {
 namespace {
 
+using namespace demo_backend_support;  // NOLINT(google-build-using-namespace)
+
 TEST_F(DemoBackendTest, OkAnswersEveryMethodAndIgnoresTheQuery) {
   for (const auto method : {http::verb::get, http::verb::post, http::verb::delete_}) {
     const auto res = client_.request(method, "/ok?x=1&y=2");

@@ -17,6 +17,7 @@
 #include "tests/support/recording_upstream.hpp"
 
 namespace sluice::testing {
+namespace conformance_support {
 
 using nlohmann::json;
 using std::chrono::milliseconds;
@@ -136,4 +137,5 @@ class ConformanceTest : public ::testing::Test {
   }
 };
 
+}  // namespace conformance_support
 }  // namespace sluice::testing

@@ -10,6 +10,8 @@
 namespace sluice::testing {
 namespace {
 
+using namespace conformance_support;  // NOLINT(google-build-using-namespace)
+
 using namespace std::string_literals;
 
 const std::string kOversizedField(17 * 1024, 'x');  // past the gateway's 16 KiB response-head bound

@@ -12,6 +12,8 @@
 namespace sluice::testing {
 namespace {
 
+using namespace conformance_support;  // NOLINT(google-build-using-namespace)
+
 using namespace std::string_literals;
 
 std::vector<Row> request_rows() {

@@ -39,6 +39,7 @@
 #include "tests/support/wait.hpp"
 
 namespace sluice::testing {
+namespace http2_support {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -85,4 +86,5 @@ class Http2Test : public ::testing::Test, protected ProxyFixtureBase {
   }
 };
 
+}  // namespace http2_support
 }  // namespace sluice::testing

@@ -7,6 +7,8 @@
 namespace sluice::testing {
 namespace {
 
+using namespace http2_support;  // NOLINT(google-build-using-namespace)
+
 // ---- raw frames -------------------------------------------------------------------------------
 
 constexpr std::uint8_t kHeaders = 0x1;

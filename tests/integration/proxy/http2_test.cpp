@@ -8,6 +8,8 @@
 namespace sluice::testing {
 namespace {
 
+using namespace http2_support;  // NOLINT(google-build-using-namespace)
+
 /// h2load's "status codes:" line as {2xx, 3xx, 4xx, 5xx}, and its requests line's succeeded.
 struct H2loadResult {
   int ok = -1, redirect = -1, client_error = -1, server_error = -1, succeeded = -1;

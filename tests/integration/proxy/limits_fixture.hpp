@@ -23,6 +23,7 @@
 #include "tests/support/wait.hpp"
 
 namespace sluice::testing {
+namespace limits_support {
 
 using nlohmann::json;
 using std::chrono::milliseconds;
@@ -165,4 +166,5 @@ inline long long expect_rate_limited(const Response& res, const std::string& nam
 
 class LimitsTest : public ::testing::Test, protected ProxyFixtureBase {};
 
+}  // namespace limits_support
 }  // namespace sluice::testing

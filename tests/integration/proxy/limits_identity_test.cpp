@@ -7,6 +7,8 @@
 namespace sluice::testing {
 namespace {
 
+using namespace limits_support;  // NOLINT(google-build-using-namespace)
+
 TEST_F(LimitsTest, CountsUsersWithDifferentApiKeysApart) {
   SluiceProcess gateway(limited_config(backend.endpoint(), policy(2)));
   HttpClient client(gateway.proxy_port());

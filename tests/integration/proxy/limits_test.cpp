@@ -8,6 +8,8 @@
 namespace sluice::testing {
 namespace {
 
+using namespace limits_support;  // NOLINT(google-build-using-namespace)
+
 TEST_F(LimitsTest, AdmitsTheLimitCountingDownThenAnswers429WithoutReachingTheBackend) {
   RawPeer upstream(RawPeer::Mode::kRespondOkThenCloseIdle, milliseconds(10000));
   SluiceProcess gateway(limited_config(upstream.endpoint(), policy(3, 60000, 60)));

@@ -21,6 +21,7 @@
 #include "tests/support/raw_peer.hpp"
 
 namespace sluice::testing {
+namespace metrics_support {
 
 using nlohmann::json;
 using std::chrono::milliseconds;
@@ -53,4 +54,5 @@ inline json metrics_config(const std::string& endpoint, int limit) {
 
 class MetricsTest : public ::testing::Test, protected ProxyFixtureBase {};
 
+}  // namespace metrics_support
 }  // namespace sluice::testing

@@ -7,6 +7,8 @@
 namespace sluice::testing {
 namespace {
 
+using namespace metrics_support;  // NOLINT(google-build-using-namespace)
+
 TEST_F(MetricsTest, UpstreamOutcomesAreCountedByKind) {
   RawPeer refused(RawPeer::Mode::kRefuse);
   RawPeer resetting(RawPeer::Mode::kResetAfterRequest);

@@ -8,6 +8,8 @@
 namespace sluice::testing {
 namespace {
 
+using namespace metrics_support;  // NOLINT(google-build-using-namespace)
+
 TEST_F(MetricsTest, ServesEveryFamilyWithItsTypeAsPrometheusText) {
   const json c = metrics_config(backend.endpoint(), 10);
   SluiceProcess gateway(c);

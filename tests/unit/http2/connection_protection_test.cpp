@@ -8,6 +8,8 @@
 namespace sluice::http2 {
 namespace {
 
+using namespace connection_support;  // NOLINT(google-build-using-namespace)
+
 TEST_F(ConnectionTest, AMalformedSchemeOrPathResetsTheStreamUnserved) {
   // RFC 9113 §8.3.1: origin-form (or * for OPTIONS) only; otherwise the HTTP/1.1 head would
   // carry an absolute-form target routed by its own authority, not :authority.

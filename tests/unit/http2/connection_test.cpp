@@ -7,6 +7,8 @@
 namespace sluice::http2 {
 namespace {
 
+using namespace connection_support;  // NOLINT(google-build-using-namespace)
+
 TEST_F(ConnectionTest, ARequestIsAnHttp11HeadAndItsResponseComesBackAsFrames) {
   const std::int32_t id = client.request("GET", "/users/7", {{"cookie", "a=1"}, {"cookie", "b=2"}});
   pump();

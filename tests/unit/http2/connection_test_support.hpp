@@ -23,6 +23,8 @@
 #include "tests/unit/http2/h2_client_session.hpp"
 
 namespace sluice::http2 {
+namespace connection_support {
+using namespace client_session_support;  // NOLINT(google-build-using-namespace)
 
 namespace net = boost::asio;
 using boost::system::error_code;
@@ -107,4 +109,5 @@ class ConnectionTest : public ::testing::Test {
   bool server_failed = false;
 };
 
+}  // namespace connection_support
 }  // namespace sluice::http2

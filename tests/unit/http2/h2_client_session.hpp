@@ -16,6 +16,7 @@
 #include "gateway/http2/response_translator.hpp"
 
 namespace sluice::http2 {
+namespace client_session_support {
 
 /// What the client saw of one stream.
 struct Seen {
@@ -127,4 +128,5 @@ class Client {
   std::size_t uploaded = 0;
 };
 
+}  // namespace client_session_support
 }  // namespace sluice::http2
