@@ -191,6 +191,7 @@ int Gateway::run() {
   }
   wait_for_signal();
   store_.store->start();
+  tls_.start_ocsp(control_.get_executor());
   schedule_tick();
   checker_->start();
   start_insight();
@@ -224,6 +225,15 @@ bool Gateway::bind_listeners() {
     boost::system::error_code ec;
     const auto address = net::ip::make_address(listener.address, ec);
     tcp::endpoint endpoint(address, listener.port);
+    // SO_REUSEPORT lets any process of this user join a port: make sure none holds it first,
+    // so two sluice processes never silently share one address.
+    if (!ec && address_in_use(endpoint)) {
+      log_->error(
+          "cannot listen listener={} address={} port={} error=address in use (another "
+          "process listens there)",
+          listener.name, listener.address, listener.port);
+      return false;
+    }
     for (std::size_t i = 0; i < workers_.size() && !ec; ++i) {
       bound[l].push_back(make_acceptor(workers_[i]->context(), endpoint, true, ec));
       if (!ec && i == 0) {
@@ -254,6 +264,8 @@ bool Gateway::bind_listeners() {
     if (listener.http2.enabled) {
       setup.http2 = http2::Settings{listener.http2.max_concurrent_streams, 0,
                                     listener.http2.max_stream_resets};
+      goaways_.push_back(std::make_unique<proxy::GoawayCounters>(metrics_, listener.name));
+      setup.goaways = goaways_.back().get();
     }
     for (std::size_t i = 0; i < workers_.size(); ++i) {
       workers_[i]->add_listener(std::move(bound[l][i]), setup);

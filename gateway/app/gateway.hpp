@@ -162,6 +162,8 @@ class Gateway {
   std::shared_ptr<admin::AdminServer> admin_;
   /// Where each of `config_->listeners` listens (in order), once bound.
   std::vector<boost::asio::ip::tcp::endpoint> listener_endpoints_;
+  /// Per HTTP/2 listener: its GOAWAY counters (the workers hold pointers; they outlive them).
+  std::vector<std::unique_ptr<proxy::GoawayCounters>> goaways_;
   boost::asio::ip::tcp::endpoint admin_endpoint_;
   core::TimePoint drain_deadline_{};
   bool draining_ = false;

@@ -22,6 +22,22 @@ Acceptor make_acceptor(net::io_context& ioc, const net::ip::tcp::endpoint& endpo
   return acceptor;
 }
 
+bool address_in_use(const net::ip::tcp::endpoint& endpoint) {
+  if (endpoint.port() == 0) {
+    return false;  // an ephemeral port is one nobody else holds
+  }
+  boost::system::error_code ec;
+  net::io_context scratch;
+  net::ip::tcp::acceptor probe(scratch);
+  if (probe.open(endpoint.protocol(), ec)) {
+    return false;
+  }
+  // SO_REUSEADDR as the real sockets: a connection of an earlier run in TIME_WAIT is no owner.
+  probe.set_option(net::socket_base::reuse_address(true), ec);
+  probe.bind(endpoint, ec);
+  return ec == net::error::address_in_use;
+}
+
 std::string show(const net::ip::tcp::endpoint& endpoint) {
   const auto address = endpoint.address();
   return (address.is_v6() ? "[" + address.to_string() + "]" : address.to_string()) + ":" +

@@ -21,6 +21,11 @@ using Acceptor = boost::asio::basic_socket_acceptor<boost::asio::ip::tcp,
                                      const boost::asio::ip::tcp::endpoint& endpoint,
                                      bool reuse_port, boost::system::error_code& ec);
 
+/// Whether another socket already listens on `endpoint` (another process, or an old sluice):
+/// a bind without SO_REUSEPORT fails where any listener holds the address, while sluice's own
+/// workers then share it with SO_REUSEPORT (docs/behaviour.md, "Listeners"). Blocking; at start.
+[[nodiscard]] bool address_in_use(const boost::asio::ip::tcp::endpoint& endpoint);
+
 /// "ADDRESS:PORT", with IPv6 addresses in brackets.
 [[nodiscard]] std::string show(const boost::asio::ip::tcp::endpoint& endpoint);
 

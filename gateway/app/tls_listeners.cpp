@@ -3,20 +3,13 @@
 
 #include <algorithm>
 
+#include "gateway/core/utc_time.hpp"
+
 namespace sluice::app {
 namespace {
 
 std::string tls_path(std::size_t index) {
   return "listeners[" + std::to_string(index) + "].tls";
-}
-
-std::string iso_time(std::chrono::system_clock::time_point at) {
-  const std::time_t t = std::chrono::system_clock::to_time_t(at);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
 }
 
 }  // namespace
@@ -59,6 +52,7 @@ std::optional<std::string> TlsListeners::load() {
   }
   for (std::size_t i = 0; i < loaded.size(); ++i) {
     if (loaded[i]) {
+      warn_ocsp(*loaded[i], i);
       slots_[i] = std::make_shared<tls::CertificateSlot>(std::move(loaded[i]));
     }
   }
@@ -76,12 +70,33 @@ std::optional<std::string> TlsListeners::reload() {
   for (std::size_t i = 0; i < loaded.size(); ++i) {
     if (loaded[i]) {
       certificates += loaded[i]->certificates().size();
+      warn_ocsp(*loaded[i], i);
       slots_[i]->store(std::move(loaded[i]));  // new connections only; open ones keep theirs
     }
   }
   export_expiry();
+  watch_ocsp();
   log_->info("tls reload ok certificates={}", certificates);
   return std::nullopt;
+}
+
+void TlsListeners::start_ocsp(boost::asio::any_io_executor executor) {
+  ocsp_ =
+      std::make_unique<tls::OcspFetcher>(std::move(executor), log_, [this] { export_expiry(); });
+  watch_ocsp();
+}
+
+void TlsListeners::watch_ocsp() {
+  if (!ocsp_) {
+    return;
+  }
+  std::vector<std::shared_ptr<const tls::ServerTls>> served(slots_.size());
+  std::vector<std::string> names(slots_.size());
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    served[i] = slots_[i] ? slots_[i]->load() : nullptr;
+    names[i] = listeners_[i].name;
+  }
+  ocsp_->watch(served, names);
 }
 
 void TlsListeners::tick() {
@@ -89,6 +104,18 @@ void TlsListeners::tick() {
     keys_->rotate();
     keys_since_ = clock_.now();
     log_->info("tls session ticket keys rotated");
+  }
+  if (ocsp_) {
+    ocsp_->tick(std::chrono::system_clock::now());
+  }
+}
+
+void TlsListeners::warn_ocsp(const tls::ServerTls& served, std::size_t listener) const {
+  for (std::size_t c = 0; c < served.certificates().size(); ++c) {
+    if (!served.certificates()[c].ocsp_problem.empty()) {
+      log_->warn("tls ocsp file staples nothing listener={} certificate={} problem={}",
+                 listeners_[listener].name, c, served.certificates()[c].ocsp_problem);
+    }
   }
 }
 
@@ -103,6 +130,14 @@ void TlsListeners::export_expiry() {
           served->certificates()[c].not_after.time_since_epoch());
       metrics_.tls_certificate_expiry(listeners_[i].name, c)
           .Set(static_cast<double>(seconds.count()));
+      if (const auto& ocsp = served->certificates()[c].ocsp) {
+        const auto staple = ocsp->load();
+        const auto stale_at = staple ? std::chrono::duration_cast<std::chrono::seconds>(
+                                           staple->next_update.time_since_epoch())
+                                     : std::chrono::seconds(0);
+        metrics_.tls_ocsp_staple_expiry(listeners_[i].name, c)
+            .Set(static_cast<double>(stale_at.count()));
+      }
     }
   }
 }
@@ -136,11 +171,19 @@ nlohmann::json TlsListeners::describe(
     nlohmann::json certificates = nlohmann::json::array();
     for (std::size_t c = 0; c < served[i]->certificates().size(); ++c) {
       const tls::ServedCertificate& cert = served[i]->certificates()[c];
-      certificates.push_back({{"index", c},
+      nlohmann::json entry = {{"index", c},
                               {"cert", listeners_[i].tls->certificates[c].cert},
                               {"subject", cert.subject},
+                              {"key_type", cert.key_type},
                               {"names", cert.names},
-                              {"not_after", iso_time(cert.not_after)}});
+                              {"not_after", core::utc_iso8601(cert.not_after)}};
+      if (cert.ocsp) {
+        const auto staple = cert.ocsp->load();
+        entry["ocsp"] =
+            staple ? nlohmann::json{{"next_update", core::utc_iso8601(staple->next_update)}}
+                   : nlohmann::json{{"stapled", false}};
+      }
+      certificates.push_back(std::move(entry));
     }
     listeners.push_back({{"name", listeners_[i].name}, {"certificates", std::move(certificates)}});
   }

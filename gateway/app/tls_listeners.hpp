@@ -12,6 +12,7 @@
 #include "gateway/config/config.hpp"
 #include "gateway/core/clock.hpp"
 #include "gateway/metrics/metrics.hpp"
+#include "gateway/tls/ocsp_fetcher.hpp"
 #include "gateway/tls/server_tls.hpp"
 #include "gateway/tls/ticket_keys.hpp"
 
@@ -40,7 +41,10 @@ class TlsListeners {
   /// Re-reads every certificate file; on success swaps them in for new connections. Logs the
   /// outcome (the caller counts it). Returns the problem, if any.
   std::optional<std::string> reload();
-  /// Rotates the ticket keys when a period has passed since the last rotation (call often).
+  /// Starts keeping `"ocsp": "fetch"` staples fresh, on `executor` (the control thread's).
+  void start_ocsp(boost::asio::any_io_executor executor);
+  /// Rotates the ticket keys when a period has passed since the last rotation, and runs the
+  /// OCSP fetches that are due (call often).
   void tick();
   /// What is served now: per TLS listener, each certificate's subject, names and expiry.
   [[nodiscard]] nlohmann::json describe() const;
@@ -53,6 +57,8 @@ class TlsListeners {
   std::optional<std::string> load_all(
       std::vector<std::shared_ptr<const tls::ServerTls>>& out) const;
   void export_expiry();
+  /// Logs each certificate of listener `listener` whose `ocsp` file staples nothing (stale).
+  void warn_ocsp(const tls::ServerTls& served, std::size_t listener) const;
   /// describe() of `served` (per listener; null: plain).
   [[nodiscard]] nlohmann::json describe(
       const std::vector<std::shared_ptr<const tls::ServerTls>>& served) const;
@@ -64,6 +70,9 @@ class TlsListeners {
   std::shared_ptr<tls::TicketKeys> keys_ = std::make_shared<tls::TicketKeys>();
   core::TimePoint keys_since_;
   std::vector<std::shared_ptr<tls::CertificateSlot>> slots_;  ///< per listener; null: plain
+  std::unique_ptr<tls::OcspFetcher> ocsp_;                    ///< set by start_ocsp()
+  /// Tells the fetcher what is served now (after a load or reload).
+  void watch_ocsp();
 };
 
 }  // namespace sluice::app

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 // The data-path listeners of the configuration (docs/behaviour.md "Configuration",
@@ -16,15 +17,32 @@ struct TlsCertificateConfig {
   std::string cert;                       // PEM file: the certificate, then its chain
   std::string key;                        // PEM file: its private key
   std::vector<std::string> server_names;  // empty: the DNS names of the certificate's SAN
+  std::optional<std::string> ocsp;        // a DER OCSP response file to staple, or "fetch" (AIA)
 
   bool operator==(const TlsCertificateConfig&) const = default;
 };
+
+/// TLS 1.2 suites by default: ECDHE with an AEAD only (forward secrecy, no CBC).
+inline constexpr std::string_view kDefaultCiphers =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+/// TLS 1.3 suites by default: all three general-purpose ones.
+inline constexpr std::string_view kDefaultCiphersuites =
+    "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256";
+/// Key exchange groups by default, by preference.
+inline constexpr std::string_view kDefaultGroups = "X25519:P-256:P-384";
 
 /// The `tls` object of a listener (docs/tls.md).
 struct ListenerTlsConfig {
   std::vector<TlsCertificateConfig> certificates;  // at least one; the first is the default
   std::string min_version = "1.2";                 // "1.2" or "1.3"
   std::vector<std::string> alpn{"http/1.1"};       // by preference: "h2", "http/1.1"
+  // The operator's profile (docs/tls.md): OpenSSL list syntax; the defaults are Mozilla's
+  // "intermediate" profile without its finite-field DHE suites.
+  std::string ciphers = std::string(kDefaultCiphers);            // TLS 1.2
+  std::string ciphersuites = std::string(kDefaultCiphersuites);  // TLS 1.3
+  std::string groups = std::string(kDefaultGroups);              // key exchange, by preference
   std::optional<std::string> client_ca;  // PEM file: verifies client certificates when set
   bool require_client_cert = false;      // needs client_ca: no valid certificate, no handshake
 

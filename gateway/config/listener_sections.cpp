@@ -53,6 +53,10 @@ ListenerTlsConfig parse_listener_tls(ObjectReader& reader) {
                 const bool ok = !name.empty() && name.find(' ') == std::string::npos;
                 return ok ? std::string() : std::string("must be a host name");
               });
+          cert.ocsp = cert_reader.nullable_string("ocsp");
+          if (cert.ocsp && cert.ocsp->empty()) {
+            cert_reader.report("ocsp", R"(must be a DER file, "fetch", or null)");
+          }
           tls.certificates.push_back(std::move(cert));
         });
   }
@@ -68,6 +72,18 @@ ListenerTlsConfig parse_listener_tls(ObjectReader& reader) {
                ? std::string()
                : std::string(R"(must be "http/1.1" or "h2")");
   });
+  // OpenSSL judges the names when the certificates are loaded (start, --check, reload).
+  for (auto [key, field] :
+       {std::pair{"ciphers", &tls.ciphers}, std::pair{"ciphersuites", &tls.ciphersuites},
+        std::pair{"groups", &tls.groups}}) {
+    if (auto list = reader.string(key)) {
+      if (list->empty()) {
+        reader.report(key, "must name at least one (OpenSSL list syntax, ':' between names)");
+      } else {
+        *field = std::move(*list);
+      }
+    }
+  }
   tls.client_ca = reader.nullable_string("client_ca");
   if (tls.client_ca && tls.client_ca->empty()) {
     reader.report("client_ca", "must be a file name (or null)");

@@ -75,6 +75,7 @@ class Connection {
   double reset_tokens_;
   core::TimePoint reset_refilled_;
   std::string reason_;
+  std::string library_error_;  ///< what libnghttp2 last reported (error callback), for GOAWAYs
 };
 
 }  // namespace sluice::http2

@@ -88,6 +88,24 @@ struct Connection::Callbacks {
   }
 
   static int on_frame_send(nghttp2_session* session, const nghttp2_frame* frame, void* user_data) {
+    if (frame->hd.type == NGHTTP2_GOAWAY) {
+      Connection& c = self(user_data);
+      // Ours first; a graceful one is a drain or an idle timeout; else what the library wrote
+      // in the GOAWAY's debug data, or last reported.
+      std::string_view reason = "a frame the protocol refuses (libnghttp2 gave no detail)";
+      if (!c.reason_.empty()) {
+        reason = c.reason_;
+      } else if (frame->goaway.error_code == NGHTTP2_NO_ERROR) {
+        reason = "shut down (drain or idle)";
+      } else if (frame->goaway.opaque_data_len > 0) {
+        reason = {reinterpret_cast<const char*>(frame->goaway.opaque_data),
+                  frame->goaway.opaque_data_len};
+      } else if (!c.library_error_.empty()) {
+        reason = c.library_error_;
+      }
+      c.host_.on_goaway_sent(frame->goaway.error_code, reason);
+      return 0;
+    }
     if ((frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
         (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) {
       Stream* stream = self(user_data).find(frame->hd.stream_id);
@@ -102,6 +120,14 @@ struct Connection::Callbacks {
         }
       }
     }
+    return 0;
+  }
+
+  /// libnghttp2 explains an error it handles itself (a broken frame answered with GOAWAY or
+  /// RST_STREAM): kept for the GOAWAY's log line.
+  static int on_error(nghttp2_session* /*session*/, int /*code*/, const char* message,
+                      std::size_t length, void* user_data) {
+    self(user_data).library_error_.assign(message, length);
     return 0;
   }
 
@@ -124,6 +150,7 @@ nghttp2_session_callbacks* Connection::new_callbacks() {
                                                             &Callbacks::on_data_chunk_recv);
   nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, &Callbacks::on_frame_send);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, &Callbacks::on_stream_close);
+  nghttp2_session_callbacks_set_error_callback2(callbacks, &Callbacks::on_error);
   return callbacks;
 }
 

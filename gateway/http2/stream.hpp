@@ -50,6 +50,9 @@ class ConnectionHost {
   virtual void on_request(class Stream& stream) = 0;
   /// Frames are waiting to be written.
   virtual void on_output() = 0;
+  /// A GOAWAY with `error_code` (RFC 9113 §7) is being sent, whoever decided it (sluice, or
+  /// libnghttp2 answering a broken frame itself); `reason` says why, in words.
+  virtual void on_goaway_sent(std::uint32_t error_code, std::string_view reason) = 0;
 
  protected:
   ~ConnectionHost() = default;

@@ -108,6 +108,13 @@ Metrics::Metrics(std::string_view version) : registry_(std::make_shared<promethe
              "When each served certificate expires (notAfter, Unix seconds), by listener and "
              "index in its certificates list.",
              r);
+  tls_ocsp_staple_expiry_ =
+      &build(BuildGauge(), "sluice_tls_ocsp_staple_expiry_timestamp_seconds",
+             "When each certificate's stapled OCSP response goes stale (nextUpdate, Unix "
+             "seconds; 0: nothing stapled), by listener and index in its certificates list.",
+             r);
+  http2_goaways_ = &build(BuildCounter(), "sluice_http2_goaways_total",
+                          "HTTP/2 GOAWAY frames sent to clients, by listener and error code.", r);
   reloads_ =
       &build(BuildCounter(), "sluice_config_reloads_total", "Configuration reloads, by result.", r);
   admin_changes_ = &build(BuildCounter(), "sluice_admin_changes_total",
@@ -306,6 +313,16 @@ prometheus::Gauge& Metrics::tls_certificate_expiry(std::string_view listener,
                                                    std::size_t certificate) {
   return tls_certificate_expiry_->Add(
       {{"listener", std::string(listener)}, {"certificate", std::to_string(certificate)}});
+}
+
+prometheus::Gauge& Metrics::tls_ocsp_staple_expiry(std::string_view listener,
+                                                   std::size_t certificate) {
+  return tls_ocsp_staple_expiry_->Add(
+      {{"listener", std::string(listener)}, {"certificate", std::to_string(certificate)}});
+}
+
+prometheus::Counter& Metrics::http2_goaways(std::string_view listener, std::string_view error) {
+  return http2_goaways_->Add({{"listener", std::string(listener)}, {"error", std::string(error)}});
 }
 
 void Metrics::count_reload(bool ok) {

@@ -138,6 +138,12 @@ class Metrics {
   prometheus::Counter& tls_handshakes(std::string_view listener, std::string_view result);
   /// `sluice_tls_certificate_expiry_timestamp_seconds{listener, certificate}` (its index).
   prometheus::Gauge& tls_certificate_expiry(std::string_view listener, std::size_t certificate);
+  /// `sluice_tls_ocsp_staple_expiry_timestamp_seconds{listener, certificate}`: the stapled
+  /// response's nextUpdate; 0 while nothing is stapled.
+  prometheus::Gauge& tls_ocsp_staple_expiry(std::string_view listener, std::size_t certificate);
+  /// `sluice_http2_goaways_total{listener, error}`: GOAWAY frames sluice sent, by error code
+  /// name (no_error, protocol_error, ...).
+  prometheus::Counter& http2_goaways(std::string_view listener, std::string_view error);
   prometheus::Gauge& downstream_connections() { return downstream_->Add({}); }
   prometheus::Gauge& tunnels_active() { return tunnels_->Add({}); }
   void count_reload(bool ok);
@@ -170,6 +176,8 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* store_fallback_;
   prometheus::Family<prometheus::Counter>* tls_handshakes_;
   prometheus::Family<prometheus::Gauge>* tls_certificate_expiry_;
+  prometheus::Family<prometheus::Gauge>* tls_ocsp_staple_expiry_;
+  prometheus::Family<prometheus::Counter>* http2_goaways_;
   prometheus::Family<prometheus::Counter>* reloads_;
   prometheus::Family<prometheus::Counter>* admin_changes_;
   prometheus::Counter* access_log_dropped_;

@@ -2,14 +2,18 @@
 #include "gateway/tls/server_tls.hpp"
 
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
 #include <algorithm>
 #include <cctype>
 #include <ctime>
+#include <fstream>
+#include <iterator>
 
 #include "gateway/tls/openssl_error.hpp"
+#include "gateway/tls/tls_policy.hpp"
 
 namespace sluice::tls {
 namespace {
@@ -63,23 +67,106 @@ int on_server_name(SSL* ssl, int* /*alert*/, void* arg) {
     return SSL_TLSEXT_ERR_NOACK;  // no SNI: the default certificate
   }
   const ServedCertificate& chosen = served->select(lower(name));
-  if (&chosen != &served->certificates().front()) {
+  if (chosen.context != served->certificates().front().context) {
     SSL_set_SSL_CTX(ssl, chosen.context->native_handle());
   }
   return SSL_TLSEXT_ERR_OK;
 }
 
-/// ALPN: the first protocol of ours the client offers (`arg` is our list in wire format).
+/// ALPN: the first protocol of ours the client offers (`arg` is our list in wire format);
+/// nothing in common is the `no_application_protocol` alert (RFC 7301 §3.2).
 int on_alpn(SSL* /*ssl*/, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
             unsigned int inlen, void* arg) {
   const auto* ours = static_cast<const std::vector<unsigned char>*>(arg);
   unsigned char* selected = nullptr;
   if (SSL_select_next_proto(&selected, outlen, ours->data(), static_cast<unsigned>(ours->size()),
                             in, inlen) != OPENSSL_NPN_NEGOTIATED) {
-    return SSL_TLSEXT_ERR_NOACK;  // nothing in common: go on without ALPN (HTTP/1.1)
+    return SSL_TLSEXT_ERR_ALERT_FATAL;  // OpenSSL sends no_application_protocol
   }
   *out = selected;
   return SSL_TLSEXT_ERR_OK;
+}
+
+/// The status_request callback (a client asked for a stapled OCSP response): staples the
+/// chosen certificate's response while it is current, else nothing.
+int on_status_request(SSL* ssl, void* arg) {
+  const auto* served = static_cast<const ServerTls*>(arg);
+  const ServedCertificate* cert = served->find(SSL_get_certificate(ssl));
+  if (cert == nullptr || !cert->ocsp) {
+    return SSL_TLSEXT_ERR_NOACK;
+  }
+  const auto staple = cert->ocsp->load();
+  if (!staple || staple->next_update <= std::chrono::system_clock::now()) {
+    return SSL_TLSEXT_ERR_NOACK;  // never a stale response
+  }
+  auto* copy = static_cast<unsigned char*>(OPENSSL_memdup(staple->der.data(), staple->der.size()));
+  if (copy == nullptr) {
+    return SSL_TLSEXT_ERR_NOACK;
+  }
+  SSL_set_tlsext_status_ocsp_resp(ssl, copy, static_cast<long>(staple->der.size()));  // takes it
+  return SSL_TLSEXT_ERR_OK;
+}
+
+struct X509Free {
+  void operator()(X509* x) const noexcept { X509_free(x); }
+};
+
+/// The leaf certificate of the PEM file `file`; null when it holds none.
+std::unique_ptr<X509, X509Free> read_leaf(const std::string& file) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_file(file.c_str(), "r"), &BIO_free);
+  if (!bio) {
+    return {nullptr, {}};
+  }
+  return std::unique_ptr<X509, X509Free>(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+}
+
+std::string key_type_of(X509* cert) {
+  switch (EVP_PKEY_get_base_id(X509_get0_pubkey(cert))) {
+    case EVP_PKEY_EC:
+      return "ECDSA";
+    case EVP_PKEY_RSA:
+      return "RSA";
+    case EVP_PKEY_RSA_PSS:
+      return "RSA-PSS";
+    case EVP_PKEY_ED25519:
+      return "Ed25519";
+    case EVP_PKEY_ED448:
+      return "Ed448";
+    default:
+      return "other";
+  }
+}
+
+/// Reads the DER OCSP response `file` for `served` and staples it when it verifies. A file that
+/// cannot be read, or answers about something else, or badly, is an error; a stale one is not
+/// (the file's refresher is late, sluice staples nothing): `ocsp_problem` says so for the log.
+bool load_staple(ServedCertificate& served, const std::string& file, const std::string& at,
+                 std::string& error) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in.is_open()) {
+    error = at + ".ocsp: cannot read " + file;
+    return false;
+  }
+  const std::vector<unsigned char> der((std::istreambuf_iterator<char>(in)),
+                                       std::istreambuf_iterator<char>());
+  std::string problem;
+  auto response = verify_ocsp_response(der, served.leaf, served.issuer,
+                                       std::chrono::system_clock::now(), problem);
+  if (response) {
+    served.ocsp->store(std::make_shared<const OcspResponse>(std::move(*response)));
+    return true;
+  }
+  if (problem.find("stale") != std::string::npos) {
+    served.ocsp_problem = file + ": " + problem;
+    return true;
+  }
+  error = at + ".ocsp: " + file + ": " + problem;
+  return false;
+}
+
+std::vector<std::string> sorted(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace
@@ -111,11 +198,25 @@ const ServedCertificate& ServerTls::select(std::string_view server_name) const {
   return certificates_.front();
 }
 
+const ServedCertificate* ServerTls::find(const X509* leaf) const noexcept {
+  for (const auto& cert : certificates_) {
+    if (cert.leaf == leaf) {
+      return &cert;
+    }
+  }
+  return nullptr;
+}
+
 bool ServerTls::configure(SSL_CTX* ctx, const config::ListenerTlsConfig& config,
                           const std::string& path, std::string& error) const {
   SSL_CTX_set_min_proto_version(ctx, config.min_version == "1.3" ? TLS1_3_VERSION : TLS1_2_VERSION);
-  SSL_CTX_set_options(
-      ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  // The client's preference among the suites we allow (all of them strong): ChaCha20 for a
+  // client without AES hardware, which puts it first (Mozilla's intermediate profile).
+  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION);
+  if (!apply_policy(ctx, config, path, error)) {
+    return false;
+  }
+  SSL_CTX_set_dh_auto(ctx, 1);  // DHE suites an operator adds get a group of the key's strength
   SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);  // idle connections keep no buffers
   // Resumption by tickets only: no per-context cache (a lock every handshake, memory per
   // session); one ticket per full handshake is what a client resumes with.
@@ -127,6 +228,13 @@ bool ServerTls::configure(SSL_CTX* ctx, const config::ListenerTlsConfig& config,
       static_cast<unsigned>(std::min<std::size_t>(path.size(), SSL_MAX_SID_CTX_LENGTH)));
   keys_->install(ctx);
   SSL_CTX_set_alpn_select_cb(ctx, &on_alpn, const_cast<std::vector<unsigned char>*>(&alpn_));
+  if (std::any_of(config.certificates.begin(), config.certificates.end(),
+                  [](const auto& cert) { return cert.ocsp.has_value(); })) {
+    // (the SSL_CTX_set_tlsext_status_* macros, without their C casts)
+    SSL_CTX_callback_ctrl(ctx, SSL_CTRL_SET_TLSEXT_STATUS_REQ_CB,
+                          reinterpret_cast<void (*)()>(&on_status_request));
+    SSL_CTX_ctrl(ctx, SSL_CTRL_SET_TLSEXT_STATUS_REQ_CB_ARG, 0, const_cast<ServerTls*>(this));
+  }
   if (!config.client_ca) {
     return true;
   }
@@ -145,6 +253,92 @@ bool ServerTls::configure(SSL_CTX* ctx, const config::ListenerTlsConfig& config,
   return true;
 }
 
+bool ServerTls::add_certificate(const config::ListenerTlsConfig& config, std::size_t index,
+                                const std::string& path, std::string& error) {
+  const config::TlsCertificateConfig& cert = config.certificates[index];
+  const std::string at = path + ".certificates[" + std::to_string(index) + "]";
+  ERR_clear_error();
+  const auto leaf = read_leaf(cert.cert);
+  if (!leaf) {
+    error = at + ".cert: cannot load " + cert.cert + ": " + openssl_reason();
+    return false;
+  }
+  ServedCertificate served;
+  served.not_after = not_after(leaf.get());
+  served.subject = subject(leaf.get());
+  served.key_type = key_type_of(leaf.get());
+  if (served.not_after <= std::chrono::system_clock::now()) {
+    error = at + ".cert: " + cert.cert + " has expired";
+    return false;
+  }
+  if (cert.server_names.empty()) {
+    served.names = san_dns_names(leaf.get());
+  } else {
+    for (const auto& name : cert.server_names) {
+      served.names.push_back(lower(name));
+    }
+  }
+  // An earlier certificate for the same names with another key type: its context takes this
+  // one too (one certificate per key type), and OpenSSL chooses per client.
+  const auto names = sorted(served.names);
+  for (const ServedCertificate& earlier : certificates_) {
+    const bool same_slot = sorted(earlier.names) == names;
+    if (same_slot && std::none_of(certificates_.begin(), certificates_.end(), [&](const auto& c) {
+          return c.context == earlier.context && c.key_type == served.key_type;
+        })) {
+      served.context = earlier.context;
+      break;
+    }
+  }
+  if (!served.context) {
+    served.context = std::make_shared<ssl::context>(ssl::context::tls_server);
+    if (!configure(served.context->native_handle(), config, path, error)) {
+      return false;
+    }
+  }
+  SSL_CTX* ctx = served.context->native_handle();
+  ERR_clear_error();
+  if (SSL_CTX_use_certificate_chain_file(ctx, cert.cert.c_str()) != 1) {
+    error = at + ".cert: cannot load " + cert.cert + ": " + openssl_reason();
+    return false;
+  }
+  if (SSL_CTX_use_PrivateKey_file(ctx, cert.key.c_str(), SSL_FILETYPE_PEM) != 1) {
+    const bool mismatch = ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH;
+    error = mismatch ? at + ".key: " + cert.key + " is not the key of " + cert.cert
+                     : at + ".key: cannot load " + cert.key + ": " + openssl_reason();
+    ERR_clear_error();
+    return false;
+  }
+  if (SSL_CTX_check_private_key(ctx) != 1) {
+    error = at + ".key: " + cert.key + " is not the key of " + cert.cert;
+    ERR_clear_error();
+    return false;
+  }
+  served.leaf = SSL_CTX_get0_certificate(ctx);
+  STACK_OF(X509)* chain = nullptr;
+  SSL_CTX_get0_chain_certs(ctx, &chain);  // the current certificate's: the one just loaded
+  served.issuer = find_issuer(served.leaf, chain);
+  if (cert.ocsp) {
+    served.ocsp = std::make_shared<OcspStaple>();
+    served.ocsp_fetch = *cert.ocsp == "fetch";
+    if (served.ocsp_fetch && served.issuer == nullptr) {
+      error = at + ".ocsp: \"fetch\" needs the issuer's certificate after the leaf in " +
+              cert.cert + " (the request names it, and its answer is verified against it)";
+      return false;
+    }
+    if (served.ocsp_fetch && ocsp_responder_url(served.leaf).empty()) {
+      error = at + ".ocsp: \"fetch\" but " + cert.cert +
+              " names no OCSP responder (Authority Information Access)";
+      return false;
+    }
+    if (!served.ocsp_fetch && !load_staple(served, *cert.ocsp, at, error)) {
+      return false;
+    }
+  }
+  certificates_.push_back(std::move(served));
+  return true;
+}
+
 std::shared_ptr<const ServerTls> ServerTls::load(const config::ListenerTlsConfig& config,
                                                  const std::string& path,
                                                  std::shared_ptr<const TicketKeys> keys,
@@ -157,58 +351,21 @@ std::shared_ptr<const ServerTls> ServerTls::load(const config::ListenerTlsConfig
       served->alpn_.insert(served->alpn_.end(), protocol.begin(), protocol.end());
     }
   }
-  const auto now = std::chrono::system_clock::now();
   for (std::size_t i = 0; i < config.certificates.size(); ++i) {
-    const config::TlsCertificateConfig& cert = config.certificates[i];
-    const std::string at = path + ".certificates[" + std::to_string(i) + "]";
-    auto context = std::make_unique<ssl::context>(ssl::context::tls_server);
-    SSL_CTX* ctx = context->native_handle();
-    if (!served->configure(ctx, config, path, error)) {
+    if (!served->add_certificate(config, i, path, error)) {
       return nullptr;
     }
-    ERR_clear_error();
-    if (SSL_CTX_use_certificate_chain_file(ctx, cert.cert.c_str()) != 1) {
-      error = at + ".cert: cannot load " + cert.cert + ": " + openssl_reason();
-      return nullptr;
-    }
-    if (SSL_CTX_use_PrivateKey_file(ctx, cert.key.c_str(), SSL_FILETYPE_PEM) != 1) {
-      const bool mismatch = ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH;
-      error = mismatch ? at + ".key: " + cert.key + " is not the key of " + cert.cert
-                       : at + ".key: cannot load " + cert.key + ": " + openssl_reason();
-      ERR_clear_error();
-      return nullptr;
-    }
-    if (SSL_CTX_check_private_key(ctx) != 1) {
-      error = at + ".key: " + cert.key + " is not the key of " + cert.cert;
-      ERR_clear_error();
-      return nullptr;
-    }
-    X509* x509 = SSL_CTX_get0_certificate(ctx);
-    ServedCertificate served_cert;
-    served_cert.not_after = not_after(x509);
-    served_cert.subject = subject(x509);
-    if (served_cert.not_after <= now) {
-      error = at + ".cert: " + cert.cert + " has expired";
-      return nullptr;
-    }
-    if (cert.server_names.empty()) {
-      served_cert.names = san_dns_names(x509);
-    } else {
-      for (const auto& name : cert.server_names) {
-        served_cert.names.push_back(lower(name));
-      }
-    }
-    served_cert.context = std::move(context);
-    served->certificates_.push_back(std::move(served_cert));
   }
   if (served->certificates_.empty()) {
     error = path + ".certificates: must name at least one certificate";
     return nullptr;
   }
-  if (served->certificates_.size() == 1) {
-    return served;  // nothing to choose: no SNI callback on every handshake
+  const auto& front = served->certificates_.front().context;
+  if (std::all_of(served->certificates_.begin(), served->certificates_.end(),
+                  [&](const auto& cert) { return cert.context == front; })) {
+    return served;  // one context: nothing to choose, no SNI callback on every handshake
   }
-  SSL_CTX* initial = served->certificates_.front().context->native_handle();
+  SSL_CTX* initial = front->native_handle();
   // (the SSL_CTX_set_tlsext_servername_* macros, without their C casts)
   SSL_CTX_callback_ctrl(initial, SSL_CTRL_SET_TLSEXT_SERVERNAME_CB,
                         reinterpret_cast<void (*)()>(&on_server_name));

@@ -11,23 +11,35 @@
 #include <vector>
 
 #include "gateway/config/config.hpp"
+#include "gateway/tls/ocsp_staple.hpp"
 #include "gateway/tls/ticket_keys.hpp"
 
 // What a TLS listener serves (docs/tls.md): its certificates, each in an OpenSSL context set up
 // with the listener's policy, chosen per handshake by the client's SNI.
 namespace sluice::tls {
 
-/// One certificate of a listener, loaded.
+/// One certificate of a listener, loaded. An ECDSA and an RSA certificate for the same names
+/// share one context (OpenSSL keeps one certificate per key type in a context and serves each
+/// client the one its signature algorithms and suites allow).
 struct ServedCertificate {
-  std::unique_ptr<boost::asio::ssl::context> context;  ///< the certificate, its chain, its key
+  std::shared_ptr<boost::asio::ssl::context> context;  ///< its certificate, chain and key
   std::vector<std::string> names;  ///< lower case; "*.example.com" matches one label
   std::chrono::system_clock::time_point not_after;
-  std::string subject;  ///< for logs
+  std::string subject;     ///< for logs
+  std::string key_type;    ///< "ECDSA", "RSA", "Ed25519", ...
+  X509* leaf = nullptr;    ///< the certificate in `context` (owned by it)
+  X509* issuer = nullptr;  ///< its issuer in the file's chain (owned by `context`); may be null
+  std::shared_ptr<OcspStaple> ocsp;  ///< null: not stapled (no `ocsp` in its config)
+  bool ocsp_fetch = false;           ///< `"ocsp": "fetch"`: OcspFetcher keeps `ocsp` fresh
+  std::string ocsp_problem;  ///< why the `ocsp` file staples nothing now (stale), for the log
 };
 
 /// A TLS listener's certificates and policy: TLS 1.2 or 1.3 at least, no renegotiation, no
-/// compression, ALPN from the listener's `alpn` (`h2`, `http/1.1`; docs/http2.md), the certificate
-/// chosen by SNI (an exact name, then a one-label wildcard, else the first certificate),
+/// compression, the operator's ciphers, suites and groups in the client's order of preference
+/// (tls_policy.hpp), ALPN from the listener's `alpn` (`h2`, `http/1.1`; docs/http2.md; nothing
+/// in common is the `no_application_protocol` alert), the certificate
+/// chosen by SNI (an exact name, then a one-label wildcard, else the first certificate), an
+/// OCSP response stapled for a client that asks when the certificate has a fresh one,
 /// resumption by session tickets under the process's TicketKeys (no server-side session
 /// cache), and client certificates verified against `client_ca` when it is set.
 /// Immutable once loaded; shared by every worker (OpenSSL contexts are thread-safe for
@@ -47,6 +59,9 @@ class ServerTls {
   ServerTls& operator=(const ServerTls&) = delete;
   ~ServerTls();
 
+  /// The certificate whose leaf is `leaf`; null when none is.
+  [[nodiscard]] const ServedCertificate* find(const X509* leaf) const noexcept;
+
   /// The context a connection starts with (the default certificate's); the SNI callback
   /// switches to the chosen one.
   [[nodiscard]] boost::asio::ssl::context& initial_context() const {
@@ -60,9 +75,14 @@ class ServerTls {
 
  private:
   ServerTls() = default;
-  /// The policy of `config` on a new context: versions, options, tickets, client_ca, ALPN.
+  /// The policy of `config` on a new context: versions, options, ciphers, tickets, client_ca,
+  /// ALPN, OCSP stapling.
   bool configure(SSL_CTX* ctx, const config::ListenerTlsConfig& config, const std::string& path,
                  std::string& error) const;
+  /// Loads certificate `index` of `config` into a new context, or into that of an earlier
+  /// certificate with the same names and another key type. False with `error` on a problem.
+  bool add_certificate(const config::ListenerTlsConfig& config, std::size_t index,
+                       const std::string& path, std::string& error);
 
   std::shared_ptr<const TicketKeys> keys_;
   std::vector<ServedCertificate> certificates_;

@@ -75,6 +75,7 @@ EXPECTED_ALERTS = {
     "SluiceDown", "SluiceUserHeavilyLimited", "SluiceBreakerDropping", "SluiceUpstreamErrorRatio",
     "SluiceHighLatencyP99", "SluiceConfigReloadFailed", "SluiceStoreFallbackActive",
     "SluiceCertificateExpiresSoon", "SluiceBackendEndpointsUnhealthy", "SluiceRetryBudgetExhausted",
+    "SluiceOcspStapleStale",
 }
 TIMEOUT = 20.0
 
@@ -159,6 +160,26 @@ def with_certificates_at(config, mount_dir, files):
                 if cert[role].startswith(mount_dir + "/"):
                     cert[role] = str(files[role])
     return config, replaced
+
+
+def staple_for(certs):
+    """A chain file (the certificate, then the CA) and a DER OCSP response about the
+    certificate of `make_certificates(certs)`, signed offline by its CA with `openssl ocsp`,
+    good for an hour: what `"ocsp": FILE` staples (docs/tls.md, OCSP stapling)."""
+    chain = certs / "chain.crt"
+    chain.write_text((certs / "tls.crt").read_text() + (certs / "ca.crt").read_text())
+    facts = run(["openssl", "x509", "-in", str(certs / "tls.crt"), "-noout", "-serial",
+                 "-enddate"]).stdout
+    serial = re.search(r"serial=(\S+)", facts).group(1)
+    not_after = re.search(r"notAfter=(.+)", facts).group(1).strip()
+    expires = time.strftime("%y%m%d%H%M%SZ", time.strptime(not_after, "%b %d %H:%M:%S %Y GMT"))
+    (certs / "index.txt").write_text(f"V\t{expires}\t\t{serial}\tunknown\t/CN=localhost\n")
+    run(["openssl", "ocsp", "-issuer", str(certs / "ca.crt"), "-cert", str(certs / "tls.crt"),
+         "-no_nonce", "-reqout", str(certs / "ocsp.req")])
+    run(["openssl", "ocsp", "-index", str(certs / "index.txt"), "-rsigner", str(certs / "ca.crt"),
+         "-rkey", str(certs / "ca.key"), "-CA", str(certs / "ca.crt"), "-reqin",
+         str(certs / "ocsp.req"), "-respout", str(certs / "ocsp.der"), "-nmin", "60"])
+    return chain, certs / "ocsp.der"
 
 
 def listener(config, name):
@@ -559,12 +580,13 @@ class LiveGatewayTest(unittest.TestCase):
         config = conf_default()
         certs = make_certificates(Path(cls.dir) / "tls")
         cls.ca = certs / "ca.crt"
+        chain, staple = staple_for(certs)
         del config["listen"]
         config["listeners"] = [
             {"name": "http", "address": "127.0.0.1", "port": 0},
             {"name": "https", "address": "127.0.0.1", "port": 0,
-             "tls": {"certificates": [{"cert": str(certs / "tls.crt"),
-                                       "key": str(certs / "tls.key")}]}},
+             "tls": {"certificates": [{"cert": str(chain), "key": str(certs / "tls.key"),
+                                       "ocsp": str(staple)}]}},
         ]
         config["admin"] = {"address": "127.0.0.1", "port": 0, "token_env": "SLUICE_TEST_TOKEN",
                            "persist": False}

@@ -37,6 +37,20 @@ class TestPki {
   Issued issue_expired(const std::string& file, const std::string& common_name,
                        const std::vector<std::string>& dns_names);
 
+  /// A certificate like issue()'s whose Authority Information Access names `ocsp_url` as its
+  /// OCSP responder, in a file that holds the CA's certificate after it (the chain), recorded
+  /// in the responder's index (ocsp_index()) as valid, or as revoked.
+  Issued issue_with_ocsp(const std::string& file, const std::string& common_name,
+                         const std::vector<std::string>& dns_names, const std::string& ocsp_url,
+                         Key key = Key::kEcdsaP256, bool revoked = false);
+  /// A DER OCSP response about `issued` (a certificate of issue_with_ocsp()), signed by the CA,
+  /// valid for `minutes` from now, written offline by `openssl ocsp`
+  /// to FILE.der; returns its path.
+  std::string ocsp_response(const Issued& issued, const std::string& file, int minutes);
+  /// The index file an `openssl ocsp` responder for this CA reads.
+  [[nodiscard]] std::string ocsp_index() const { return (dir_ / "ocsp-index.txt").string(); }
+  [[nodiscard]] std::string ca_key() const { return (dir_ / "ca.key").string(); }
+
   [[nodiscard]] const TempDir& dir() const noexcept { return dir_; }
 
  private:

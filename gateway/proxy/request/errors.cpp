@@ -11,7 +11,7 @@ namespace {
 using boost::beast::http::status;
 
 // Indexed by GatewayError.
-constexpr std::array<ErrorInfo, 14> kErrors{{
+constexpr std::array<ErrorInfo, 15> kErrors{{
     {status::too_many_requests, "rate_limited"},
     {status::service_unavailable, "backend_unavailable"},
     {status::not_found, "no_route"},
@@ -26,6 +26,7 @@ constexpr std::array<ErrorInfo, 14> kErrors{{
     {status::service_unavailable, "limit_store_unavailable"},
     {status::not_implemented, "not_implemented"},
     {status::permanent_redirect, "redirect_to_https"},
+    {status::bad_request, "plain_http_on_tls_port"},
 }};
 
 }  // namespace
@@ -41,6 +42,7 @@ bool closes_connection(GatewayError error) noexcept {
     case GatewayError::kPayloadTooLarge:
     case GatewayError::kHeaderTimeout:
     case GatewayError::kNotImplemented:  // a CONNECT client may already be sending tunnel bytes
+    case GatewayError::kPlainHttpOnTlsPort:
       return true;
     default:
       return false;

@@ -26,6 +26,7 @@ enum class GatewayError {
   kLimitStoreUnavailable,  ///< the shared limit store failed and on_error is "deny"
   kNotImplemented,         ///< CONNECT: sluice opens no tunnels by method
   kRedirectToHttps,        ///< a plain listener with redirect_to_https: 308 with Location
+  kPlainHttpOnTlsPort,     ///< plain HTTP where a TLS ClientHello was expected
 };
 
 struct ErrorInfo {

@@ -59,4 +59,14 @@ void compose_reply(RequestContext& ctx, unsigned version, bool head_request) {
   ctx.outcome.bytes_out = head_request ? 0 : body.size();
 }
 
+std::string standalone_reply(GatewayError error) {
+  const ErrorInfo& e = info(error);
+  const std::string body = std::string(R"({"error":")").append(e.reason).append(R"("})");
+  const auto reason = boost::beast::http::obsolete_reason(e.status);
+  return "HTTP/1.1 " + std::to_string(static_cast<unsigned>(e.status)) + " " +
+         std::string(reason.data(), reason.size()) +
+         "\r\nServer: sluice\r\nContent-Type: application/json\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+}
+
 }  // namespace sluice::proxy

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <string>
+
 #include "gateway/proxy/request/request_context.hpp"
 
 namespace sluice::proxy {
@@ -12,5 +14,9 @@ namespace sluice::proxy {
 /// (`ctx.reply_body`, else `{"error":"<reason>"}`), left out for a HEAD request. `version` is the
 /// client's (10 or 11). Sets `ctx.outcome.status` and `bytes_out` to what the write will send.
 void compose_reply(RequestContext& ctx, unsigned version, bool head_request);
+
+/// The whole HTTP/1.1 answer `error` makes outside any request (no request id, nothing routed):
+/// its status, `Server: sluice`, the JSON body, `Connection: close`.
+[[nodiscard]] std::string standalone_reply(GatewayError error);
 
 }  // namespace sluice::proxy

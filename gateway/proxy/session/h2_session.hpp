@@ -8,7 +8,9 @@
 #include <cstddef>
 #include <exception>
 #include <string>
+#include <string_view>
 
+#include "gateway/proxy/session/h2_goaways.hpp"
 #include "gateway/proxy/session/h2_stream.hpp"
 
 // One HTTP/2 connection; each of its streams is served by h2_stream.hpp.
@@ -27,9 +29,10 @@ class H2Session final : public http2::ConnectionHost {
                                           net::wait_traits<std::chrono::steady_clock>, Executor>;
 
   H2Session(S& stream, const Peer& peer, const http2::Settings& settings, SessionEnv& env,
-            UpstreamContext<Up>& up)
+            UpstreamContext<Up>& up, const GoawayCounters* goaways)
       : stream_(stream),
         peer_(peer),
+        goaways_(goaways),
         env_(env),
         up_(up),
         conn_(settings, *this, stream.get_executor(), env.services.clock),
@@ -70,6 +73,15 @@ class H2Session final : public http2::ConnectionHost {
   }
 
   void on_output() override { wake_.cancel(); }
+
+  /// Every GOAWAY sent is logged and counted, whoever decided it (docs/http2.md).
+  void on_goaway_sent(std::uint32_t error_code, std::string_view reason) override {
+    env_.services.log->debug("http2 goaway sent listener={} peer={} error={} reason={}",
+                             peer_.listener, peer_.text, GoawayCounters::name(error_code), reason);
+    if (goaways_ != nullptr) {
+      goaways_->count(error_code);
+    }
+  }
 
  private:
   static void on_drain(void* self) noexcept { static_cast<H2Session*>(self)->conn_.shut_down(); }
@@ -168,6 +180,7 @@ class H2Session final : public http2::ConnectionHost {
 
   S& stream_;
   const Peer& peer_;
+  const GoawayCounters* goaways_;
   SessionEnv& env_;
   UpstreamContext<Up>& up_;
   http2::Connection conn_;
@@ -189,10 +202,11 @@ namespace sluice::proxy {
 /// `slot`; runs on the worker's thread; never throws.
 template <typename S, typename Up>
 Task<void> run_h2_session(S stream, Peer peer, http2::Settings settings, SessionEnv& env,
-                          UpstreamContext<Up>& up, ConnectionSlot slot, core::TimePoint accepted) {
+                          UpstreamContext<Up>& up, ConnectionSlot slot, core::TimePoint accepted,
+                          const GoawayCounters* goaways = nullptr) {
   settings.max_header_bytes =
       static_cast<std::uint32_t>(env.view.current()->snapshot->config().http.max_header_bytes);
-  detail::H2Session<S, Up> session(stream, peer, settings, env, up);
+  detail::H2Session<S, Up> session(stream, peer, settings, env, up, goaways);
   co_await session.run(accepted);
   (void)slot;
 }

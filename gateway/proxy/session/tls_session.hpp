@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
 #include <memory>
+#include <string>
 
 #include "gateway/metrics/metrics.hpp"
+#include "gateway/proxy/request/reply.hpp"
 #include "gateway/proxy/session/h2_session.hpp"
 #include "gateway/proxy/session/server_session.hpp"
 #include "gateway/proxy/session/tls_stream.hpp"
@@ -18,6 +23,16 @@ struct HandshakeCounters {
   prometheus::Counter* error = nullptr;
 };
 
+/// Whether the handshake failed because the client spoke plain HTTP: OpenSSL recognises a first
+/// record that starts `GET `, `POST `, `HEAD `, `PUT ` or `CONNE` (as nginx relies on too).
+inline bool plain_http_sent(const boost::system::error_code& ec) noexcept {
+  if (ec.category() != net::error::get_ssl_category()) {
+    return false;
+  }
+  const int reason = ERR_GET_REASON(static_cast<unsigned long>(ec.value()));
+  return reason == SSL_R_HTTP_REQUEST || reason == SSL_R_HTTPS_PROXY_REQUEST;
+}
+
 /// Whether the handshake chose `h2` by ALPN.
 inline bool chose_h2(SSL* ssl) noexcept {
   const unsigned char* protocol = nullptr;
@@ -28,7 +43,8 @@ inline bool chose_h2(SSL* ssl) noexcept {
 
 /// Serves one client connection of a TLS listener (docs/tls.md): the handshake first, within
 /// `http.header_timeout_ms` of the accept (`accepted_at`, else now; the first request head then
-/// has what is left of it), closing without a word on failure, garbage or a stall; then
+/// has what is left of it), closing without a word on failure, garbage or a stall, but with
+/// `400 plain_http_on_tls_port` in plain text to a client that spoke plain HTTP; then
 /// run_session() over the TLS stream. A connection still in its handshake counts as idle for a
 /// drain. With `http2` set and h2 chosen by ALPN, run_h2_session() serves it instead
 /// (docs/http2.md). Owns the socket and `slot`; runs on the worker's thread; never throws.
@@ -36,7 +52,8 @@ template <typename Up>
 Task<void> run_tls_session(Socket socket, Peer peer, std::shared_ptr<const tls::ServerTls> served,
                            HandshakeCounters counters, SessionEnv& env, UpstreamContext<Up>& up,
                            ConnectionSlot slot, std::optional<core::TimePoint> accepted_at = {},
-                           std::optional<http2::Settings> http2 = std::nullopt) {
+                           std::optional<http2::Settings> http2 = std::nullopt,
+                           const GoawayCounters* goaways = nullptr) {
   const core::TimePoint accepted = accepted_at.value_or(env.services.clock.now());
   TlsStream stream(std::move(socket), served->initial_context());
   boost::system::error_code ec;
@@ -51,6 +68,17 @@ Task<void> run_tls_session(Socket socket, Peer peer, std::shared_ptr<const tls::
   }
   if (ec) {
     counters.error->Increment();
+    if (plain_http_sent(ec) && StreamOps<TlsStream>::is_open(stream)) {
+      static const std::string kReply = standalone_reply(GatewayError::kPlainHttpOnTlsPort);
+      Socket& raw = stream.next_layer();
+      Deadline deadline(env.sweep, &detail::cancel_stream<Socket>, &raw);
+      deadline.arm(env.services.clock.now() + detail::kLingerTime);
+      co_await net::async_write(raw, net::buffer(kReply), pooled(env.ops));
+      deadline.disarm();
+      beast::flat_buffer scratch;
+      co_await detail::close_gracefully(raw, scratch, deadline, env.services.clock, true);
+      co_return;
+    }
     StreamOps<TlsStream>::close(stream);
     co_return;
   }
@@ -59,7 +87,7 @@ Task<void> run_tls_session(Socket socket, Peer peer, std::shared_ptr<const tls::
   peer.client_cert = tls::read_client_certificate(stream.native_handle());
   if (http2 && chose_h2(stream.native_handle())) {
     co_await run_h2_session<TlsStream, Up>(std::move(stream), std::move(peer), *http2, env, up,
-                                           std::move(slot), accepted);
+                                           std::move(slot), accepted, goaways);
     co_return;
   }
   co_await run_session<TlsStream, Up>(std::move(stream), std::move(peer), env, up, std::move(slot),

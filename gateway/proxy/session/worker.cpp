@@ -119,7 +119,7 @@ Task<void> Worker::accept_loop(Listening& listening) {
       net::co_spawn(
           ioc_,
           run_tls_session(std::move(socket), std::move(peer), setup.tls->load(), setup.handshakes,
-                          env_, upstream_, std::move(slot), {}, setup.http2),
+                          env_, upstream_, std::move(slot), {}, setup.http2, setup.goaways),
           log_escape(services_.log, "session"));
     } else if (setup.http2) {
       net::co_spawn(
@@ -172,7 +172,7 @@ Task<void> Worker::serve(Socket socket, Peer peer, const ListenerSetup& setup, C
   if (setup.tls) {
     co_await run_tls_session(std::move(socket), std::move(peer), setup.tls->load(),
                              setup.handshakes, env_, upstream_, std::move(slot), accepted,
-                             setup.http2);
+                             setup.http2, setup.goaways);
     co_return;
   }
   bool h2 = false;
@@ -181,7 +181,7 @@ Task<void> Worker::serve(Socket socket, Peer peer, const ListenerSetup& setup, C
   }
   if (h2) {
     co_await run_h2_session(std::move(socket), std::move(peer), *setup.http2, env_, upstream_,
-                            std::move(slot), accepted);
+                            std::move(slot), accepted, setup.goaways);
   } else {
     co_await run_session(std::move(socket), std::move(peer), env_, upstream_, std::move(slot),
                          std::optional<core::TimePoint>(accepted));

@@ -56,6 +56,8 @@ class Worker {
     bool proxy_protocol = false;
     /// Set: HTTP/2 is served (h2 by ALPN on TLS, h2c with prior knowledge on plain).
     std::optional<http2::Settings> http2 = std::nullopt;
+    /// With http2: counts the GOAWAYs sent; owned by the gateway, outlives the worker.
+    const GoawayCounters* goaways = nullptr;
   };
   /// Adds a listener: `acceptor` is already bound and listening. Before start().
   void add_listener(Acceptor acceptor, ListenerSetup setup);

@@ -109,6 +109,33 @@ TEST_F(ConnectionTest, ACONTINUATIONFloodEndsTheConnection) {
   ASSERT_NE(goaway, std::string::npos) << out.size();
   EXPECT_EQ(out.at(goaway + 6 + 7), '\x0b');
   EXPECT_NE(server.reason().find("CONTINUATION"), std::string_view::npos) << server.reason();
+  ASSERT_EQ(host.goaways.size(), 1U) << "the session hears of the GOAWAY it sent";
+  EXPECT_EQ(host.goaways[0].first, static_cast<std::uint32_t>(NGHTTP2_ENHANCE_YOUR_CALM));
+}
+
+TEST_F(ConnectionTest, AGoawayTheLibraryAnswersItselfReachesTheSessionWithItsReason) {
+  // A PING of 7 bytes (it has 8): libnghttp2 answers GOAWAY FRAME_SIZE_ERROR by itself, and
+  // nghttp2_session_mem_recv does not fail.
+  std::string bytes = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+  bytes += h2_frame(NGHTTP2_SETTINGS, 0, 0, "");
+  bytes += h2_frame(NGHTTP2_PING, 0, 0, std::string(7, 'x'));
+  server.receive(bytes);
+  std::string out;
+  server.send(out, std::size_t{1} << 20);
+  ASSERT_EQ(host.goaways.size(), 1U);
+  EXPECT_EQ(host.goaways[0].first, static_cast<std::uint32_t>(NGHTTP2_FRAME_SIZE_ERROR));
+  EXPECT_FALSE(host.goaways[0].second.empty());
+  EXPECT_NE(host.goaways[0].second, "shut down (drain or idle)") << host.goaways[0].second;
+}
+
+TEST_F(ConnectionTest, AShutDownsGoawayReachesTheSessionAsNoError) {
+  client.request("GET", "/");
+  pump();
+  server.shut_down();
+  pump();
+  ASSERT_EQ(host.goaways.size(), 1U);
+  EXPECT_EQ(host.goaways[0].first, static_cast<std::uint32_t>(NGHTTP2_NO_ERROR));
+  EXPECT_EQ(host.goaways[0].second, "shut down (drain or idle)");
 }
 
 }  // namespace

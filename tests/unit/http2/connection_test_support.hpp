@@ -33,6 +33,10 @@ struct Host final : ConnectionHost {
   std::vector<Stream*> requests;
   void on_request(Stream& s) override { requests.push_back(&s); }
   void on_output() override {}
+  void on_goaway_sent(std::uint32_t error_code, std::string_view reason) override {
+    goaways.emplace_back(error_code, std::string(reason));
+  }
+  std::vector<std::pair<std::uint32_t, std::string>> goaways;  ///< what was sent, in order
 };
 
 class ConnectionTest : public ::testing::Test {
