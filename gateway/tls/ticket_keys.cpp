@@ -30,6 +30,13 @@ int on_ticket_key(SSL* ssl, unsigned char* name, unsigned char* iv, EVP_CIPHER_C
   return enc == 0 && answer == 1 && SSL_version(ssl) >= TLS1_3_VERSION ? 2 : answer;
 }
 
+/// AES-256-CBC, fetched from the provider once: EVP_aes_256_cbc() would be looked up by name (a
+/// lock and string compares) on every ticket sealed or opened.
+const EVP_CIPHER* ticket_cipher() {
+  static EVP_CIPHER* const cipher = EVP_CIPHER_fetch(nullptr, "AES-256-CBC", nullptr);
+  return cipher != nullptr ? cipher : EVP_aes_256_cbc();
+}
+
 bool set_mac_key(EVP_MAC_CTX* mac, const std::array<unsigned char, 32>& key) {
   char digest[] = "sha256";
   const OSSL_PARAM params[] = {
@@ -71,11 +78,11 @@ int TicketKeys::on_ticket(unsigned char* name, unsigned char* iv, EVP_CIPHER_CTX
                           EVP_MAC_CTX* mac, int enc) const {
   std::shared_lock lock(mutex_);
   if (enc == 1) {
-    if (RAND_bytes(iv, EVP_CIPHER_get_iv_length(EVP_aes_256_cbc())) != 1) {
+    if (RAND_bytes(iv, EVP_CIPHER_get_iv_length(ticket_cipher())) != 1) {
       return -1;
     }
     std::copy(current_.name.begin(), current_.name.end(), name);
-    return EVP_EncryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, current_.aes.data(), iv) == 1 &&
+    return EVP_EncryptInit_ex2(cipher, ticket_cipher(), current_.aes.data(), iv, nullptr) == 1 &&
                    set_mac_key(mac, current_.hmac)
                ? 1
                : -1;
@@ -90,7 +97,7 @@ int TicketKeys::on_ticket(unsigned char* name, unsigned char* iv, EVP_CIPHER_CTX
     return 0;  // a key rotated away (or never ours): a full handshake
   }
   if (!set_mac_key(mac, key->hmac) ||
-      EVP_DecryptInit_ex(cipher, EVP_aes_256_cbc(), nullptr, key->aes.data(), iv) != 1) {
+      EVP_DecryptInit_ex2(cipher, ticket_cipher(), key->aes.data(), iv, nullptr) != 1) {
     return -1;
   }
   return key == &current_ ? 1 : 2;  // the previous key's tickets are renewed
