@@ -5,11 +5,12 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "gateway/core/shared_slot.hpp"
 
 // OCSP stapling (docs/tls.md, "OCSP stapling"): a responder's answer about a served
 // certificate, verified before it is ever stapled, and the slot a listener staples from.
@@ -41,22 +42,8 @@ struct OcspResponse {
 /// expect (RFC 6960; RFC 5019 for the lightweight profile), no nonce (cacheable).
 [[nodiscard]] std::vector<unsigned char> ocsp_request(X509* leaf, X509* issuer);
 
-/// What a certificate staples now. Thread-safe: handshakes on every worker read it, the
-/// control thread replaces it (a fetched response) or clears it (expired).
-class OcspStaple {
- public:
-  [[nodiscard]] std::shared_ptr<const OcspResponse> load() const {
-    std::lock_guard lock(mutex_);
-    return current_;
-  }
-  void store(std::shared_ptr<const OcspResponse> next) {
-    std::lock_guard lock(mutex_);
-    current_ = std::move(next);
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::shared_ptr<const OcspResponse> current_;
-};
+/// What a certificate staples now: handshakes on every worker read it, the control thread
+/// replaces it (a fetched response) or clears it (expired).
+using OcspStaple = core::SharedSlot<OcspResponse>;
 
 }  // namespace sluice::tls

@@ -4,13 +4,13 @@
 #include <boost/asio/ssl/context.hpp>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "gateway/config/config.hpp"
+#include "gateway/core/shared_slot.hpp"
 #include "gateway/tls/ocsp_staple.hpp"
 #include "gateway/tls/ticket_keys.hpp"
 
@@ -91,24 +91,7 @@ class ServerTls {
 
 /// Where a TLS listener's ServerTls lives: every accept reads it, a reload replaces it whole.
 /// Connections keep the ServerTls they started with, so a reload never touches them.
-/// Thread-safe (a mutex around one shared_ptr copy; never held across anything else).
-class CertificateSlot {
- public:
-  explicit CertificateSlot(std::shared_ptr<const ServerTls> initial)
-      : current_(std::move(initial)) {}
-  [[nodiscard]] std::shared_ptr<const ServerTls> load() const {
-    std::lock_guard lock(mutex_);
-    return current_;
-  }
-  void store(std::shared_ptr<const ServerTls> next) {
-    std::lock_guard lock(mutex_);
-    current_ = std::move(next);
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::shared_ptr<const ServerTls> current_;
-};
+using CertificateSlot = core::SharedSlot<ServerTls>;
 
 /// True when `pattern` (lower case; may start with "*.") matches `name` (lower case).
 [[nodiscard]] bool name_matches(std::string_view pattern, std::string_view name) noexcept;
