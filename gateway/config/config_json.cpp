@@ -86,11 +86,16 @@ json listeners_json(const std::vector<ListenerConfig>& listeners) {
     if (listener.tls) {
       json certificates = json::array();
       for (const auto& cert : listener.tls->certificates) {
-        certificates.push_back(
-            {{"cert", cert.cert}, {"key", cert.key}, {"server_names", cert.server_names}});
+        certificates.push_back({{"cert", cert.cert},
+                                {"key", cert.key},
+                                {"server_names", cert.server_names},
+                                {"ocsp", optional_string(cert.ocsp)}});
       }
       item["tls"] = {{"certificates", std::move(certificates)},
                      {"min_version", listener.tls->min_version},
+                     {"ciphers", listener.tls->ciphers},
+                     {"ciphersuites", listener.tls->ciphersuites},
+                     {"groups", listener.tls->groups},
                      {"alpn", listener.tls->alpn},
                      {"client_ca", optional_string(listener.tls->client_ca)},
                      {"require_client_cert", listener.tls->require_client_cert}};

@@ -60,7 +60,9 @@ TEST(ConfigJsonTest, ARedisStoreAndEveryOptionalFieldRoundTrip) {
       R"({"ca":"/ca.pem","verify":false,"server_name":"users.internal","cert":"/c","key":"/k"})");
   document.erase("listen");
   document["listeners"] = json::parse(R"([{"name":"https","port":8443,"tls":{"certificates":
-      [{"cert":"/a.pem","key":"/a.key","server_names":["*.a.test"]}],"min_version":"1.3",
+      [{"cert":"/a.pem","key":"/a.key","server_names":["*.a.test"],"ocsp":"fetch"}],
+      "min_version":"1.3","ciphers":"ECDHE-ECDSA-AES256-GCM-SHA384",
+      "ciphersuites":"TLS_AES_256_GCM_SHA384","groups":"P-384",
       "client_ca":"/partners.pem","require_client_cert":true},"proxy_protocol":true}])");
   const Config config = parsed(document);
   const json out = to_json(config);
@@ -74,6 +76,8 @@ TEST(ConfigJsonTest, ARedisStoreAndEveryOptionalFieldRoundTrip) {
   EXPECT_EQ(out["access_log"]["user_hash_key_env"], "K");
   EXPECT_EQ(out["backends"]["users"]["tls"]["server_name"], "users.internal");
   EXPECT_EQ(out["listeners"][0]["tls"]["require_client_cert"], true);
+  EXPECT_EQ(out["listeners"][0]["tls"]["groups"], "P-384");
+  EXPECT_EQ(out["listeners"][0]["tls"]["certificates"][0]["ocsp"], "fetch");
   EXPECT_EQ(parsed(out), config);
 }
 
