@@ -11,8 +11,10 @@ TlsSocket::TlsSocket(TcpSocket socket, net::ssl::context& context)
   if (!ssl_) {
     throw std::bad_alloc();
   }
-  boost::system::error_code ignored;
-  socket_.non_blocking(true, ignored);
+  if (!socket_.non_blocking()) {  // an accepted socket is already (StreamOps::prepare)
+    boost::system::error_code ignored;
+    socket_.non_blocking(true, ignored);
+  }
   SSL_set_fd(ssl_.get(), static_cast<int>(socket_.native_handle()));
   SSL_set_mode(ssl_.get(), SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 }

@@ -25,7 +25,12 @@ struct StreamOps<TlsStream> {
   static void shutdown_send(TlsStream& s) noexcept {
     StreamOps<Socket>::shutdown_send(s.next_layer());
   }
-  static void close(TlsStream& s) noexcept { StreamOps<Socket>::close(s.next_layer()); }
+  /// close() alone: close_notify (or the peer's end) came first, and close() sends the FIN; a
+  /// shutdown() before it would fail on nearly every connection (the client has usually gone).
+  static void close(TlsStream& s) noexcept {
+    boost::system::error_code ignored;
+    s.next_layer().close(ignored);
+  }
   [[nodiscard]] static bool is_open(const TlsStream& s) noexcept {
     return s.next_layer().is_open();
   }

@@ -91,7 +91,9 @@ Task<void> Worker::accept_loop(Listening& listening) {
     if (!acceptor.is_open()) {
       co_return;
     }
-    auto [ec, socket] = co_await acceptor.async_accept(kAsTuple);
+    // The peer's address comes back from accept() itself (no getpeername per connection).
+    tcp::endpoint remote;
+    auto [ec, socket] = co_await acceptor.async_accept(remote, kAsTuple);
     if (ec) {
       if (ec == net::error::operation_aborted || !acceptor.is_open()) {
         co_return;
@@ -101,11 +103,6 @@ Task<void> Worker::accept_loop(Listening& listening) {
       wake.expires_after(100ms);  // e.g. out of file descriptors: do not spin
       co_await wake.async_wait(kAsTuple);
       continue;
-    }
-    boost::system::error_code peer_error;
-    const tcp::endpoint remote = socket.remote_endpoint(peer_error);
-    if (peer_error) {
-      continue;  // already gone
     }
     StreamOps<Socket>::prepare(socket);
     slot.accepted();
