@@ -190,6 +190,7 @@ int Gateway::run() {
     return 1;
   }
   wait_for_signal();
+  watch_config_file();
   store_.store->start();
   tls_.start_ocsp(control_.get_executor());
   schedule_tick();

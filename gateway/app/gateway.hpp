@@ -17,6 +17,7 @@
 #include "gateway/admin/admin_server.hpp"
 #include "gateway/app/backend_tls.hpp"
 #include "gateway/app/config_file.hpp"
+#include "gateway/app/config_watch.hpp"
 #include "gateway/app/service_notifier.hpp"
 #include "gateway/app/store_setup.hpp"
 #include "gateway/app/tls_listeners.hpp"
@@ -30,6 +31,7 @@
 #include "gateway/insight/state_watcher.hpp"
 #include "gateway/insight/top_users.hpp"
 #include "gateway/log/access_log.hpp"
+#include "gateway/log/logging.hpp"
 #include "gateway/metrics/metrics.hpp"
 #include "gateway/proxy/routing/config_sync.hpp"
 #include "gateway/proxy/routing/snapshot.hpp"
@@ -73,6 +75,8 @@ class Gateway {
   /// Binds `next`, publishes its snapshot, and retires what it no longer has. The backends'
   /// client TLS must be loaded for it (backend_tls_).
   void install(config::ConfigDocument next);
+  /// Starts or stops the config file watch as config_->config_watch says.
+  void watch_config_file();
   /// `config` bound to the state that outlives versions, with its backends' client TLS.
   proxy::Bindings bind(const config::Config& config);
   /// POST /admin/tls/reload: every listener certificate and backend TLS file again.
@@ -157,6 +161,9 @@ class Gateway {
   std::unique_ptr<insight::StateWatcher> watcher_;
   boost::asio::steady_timer streams_timer_{control_};    ///< at the end: streams still ending
   boost::asio::steady_timer top_users_timer_{control_};  ///< the heavy hitters' drain
+  /// config_watch: a change of the file's bytes reloads, as SIGHUP does.
+  ConfigWatch config_watch_{control_, config_file_.path(), [this] { reload(); },
+                            log::get("config")};
   core::TimePoint streams_deadline_{};
   std::unique_ptr<admin::AdminApi> admin_api_;
   std::shared_ptr<admin::AdminServer> admin_;

@@ -35,6 +35,7 @@ std::optional<admin::CommitError> Gateway::commit(config::ConfigDocument next) {
     if (warning) {
       log_->warn("config written but may not survive a crash: {}", *warning);
     }
+    config_watch_.mark_current();  // our own write: nothing for the watch to reload
   }
   install(std::move(next));
   return std::nullopt;
@@ -105,6 +106,18 @@ void Gateway::install(config::ConfigDocument document) {
   sync_.retire(*config_, next, *old);
   config_ = next;
   document_ = std::move(document);
+  watch_config_file();
+}
+
+void Gateway::watch_config_file() {
+  if (!config_->config_watch) {
+    config_watch_.stop();
+  } else if (!config_watch_.watching()) {
+    if (auto error = config_watch_.start()) {
+      log::get("config")->error("config_watch is on but cannot watch file={} error={}",
+                                config_file_.path().string(), *error);
+    }
+  }
 }
 
 }  // namespace sluice::app

@@ -128,6 +128,7 @@ struct Config {
   AdminConfig admin;
   std::uint32_t threads = 0;  // 0 = one per core
   std::chrono::milliseconds drain_timeout{10000};
+  bool config_watch = false;  // re-read the file when it changes (docs/behaviour.md)
   HttpConfig http;
   AccessLogConfig access_log;
   std::vector<IdentitySource> identity{IdentitySource{IdentitySource::Kind::kClientIp, {}}};

@@ -233,6 +233,7 @@ json to_json(const Config& config) {
         {"top_users", config.admin.top_users}}},
       {"threads", config.threads},
       {"drain_timeout_ms", config.drain_timeout.count()},
+      {"config_watch", config.config_watch},
       {"http", http_json(config.http)},
       {"access_log",
        {{"enabled", config.access_log.enabled},

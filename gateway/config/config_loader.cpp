@@ -73,6 +73,7 @@ Config parse_document(ObjectReader& root, const nlohmann::json& document) {
   config.threads = root.integer<std::uint32_t>("threads", 0, 1024).value_or(config.threads);
   config.drain_timeout =
       root.duration_ms("drain_timeout_ms", 0, 3600000).value_or(config.drain_timeout);
+  config.config_watch = root.boolean("config_watch").value_or(config.config_watch);
   config.http = detail::parse_http(root);
   check_proxy_protocol(root, config);
   config.access_log = detail::parse_access_log(root);

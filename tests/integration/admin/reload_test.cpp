@@ -3,6 +3,11 @@
 // routes and timeouts; an invalid file keeps the old config and says why.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
 #include "tests/integration/admin/admin_fixture.hpp"
 #include "tests/support/metrics_text.hpp"
 
@@ -140,6 +145,83 @@ TEST_F(ReloadTest, TheFileIsTheTruthAfterAReloadWhenChangesWereNotPersisted) {
   ASSERT_EQ(client.put("/admin/limits/p", {{"requests", 1}, {"window_ms", 60000}}).status, 200U);
   reload_and_wait(*gateway, "reload ok");
   EXPECT_EQ(client.get("/admin/limits/p").body["requests"], 5);
+}
+
+// config_watch: the file's change is the signal (docs/behaviour.md, "Watching the config file").
+TEST_F(ReloadTest, WithConfigWatchAChangedFileReloadsWithoutASignalAndABadOneKeepsTheOld) {
+  config["config_watch"] = true;
+  auto gateway = start();
+  ASSERT_TRUE(gateway->process().wait_for_line("watching config file"))
+      << gateway->process().output();
+  auto client = admin(*gateway);
+  json next = config;
+  next["limits"]["p"]["requests"] = 4;
+  std::size_t mark = gateway->process().line_count();
+  gateway->rewrite_config(next);
+  ASSERT_TRUE(gateway->process().wait_for_line_after(mark, "reload ok"))
+      << gateway->process().output();
+  EXPECT_EQ(client.get("/admin/limits/p").body["requests"], 4);
+  EXPECT_EQ(reloads(*gateway, "ok"), 1);
+
+  json broken = next;
+  broken["limits"]["p"]["requests"] = -1;
+  mark = gateway->process().line_count();
+  gateway->rewrite_config(broken);
+  ASSERT_TRUE(gateway->process().wait_for_line_after(mark, "reload failed"))
+      << gateway->process().output();
+  EXPECT_EQ(client.get("/admin/limits/p").body["requests"], 4);
+  EXPECT_EQ(reloads(*gateway, "error"), 1);
+}
+
+// A Kubernetes ConfigMap volume swaps a `..data` symlink; the file's own name never changes.
+TEST_F(ReloadTest, WithConfigWatchAConfigMapStyleSymlinkSwapReloads) {
+  namespace fs = std::filesystem;
+  config["config_watch"] = true;
+  auto gateway = start();
+  ASSERT_TRUE(gateway->process().wait_for_line("watching config file"));
+  auto client = admin(*gateway);
+  const fs::path file = gateway->config_path();
+  const fs::path mount = file.parent_path();
+  const auto write_version = [&](const std::string& name, const json& body) {
+    fs::create_directory(mount / name);
+    std::ofstream(mount / name / file.filename()) << body.dump();
+  };
+  // The file becomes ..data/sluice.json (the same bytes: no reload), as a ConfigMap mounts it.
+  write_version("..v1", config);
+  fs::create_directory_symlink("..v1", mount / "..data");
+  fs::create_symlink(fs::path("..data") / file.filename(), mount / "link.tmp");
+  fs::rename(mount / "link.tmp", file);
+  json next = config;
+  next["limits"]["p"]["requests"] = 7;
+  write_version("..v2", next);
+  const std::size_t mark = gateway->process().line_count();
+  fs::create_directory_symlink("..v2", mount / "..data_tmp");
+  fs::rename(mount / "..data_tmp", mount / "..data");
+  fs::remove_all(mount / "..v1");
+  ASSERT_TRUE(gateway->process().wait_for_line_after(mark, "reload ok"))
+      << gateway->process().output();
+  EXPECT_EQ(client.get("/admin/limits/p").body["requests"], 7);
+  EXPECT_EQ(reloads(*gateway, "ok"), 1);
+}
+
+// admin.persist writes the file itself: that write is what runs, not a change to reload.
+TEST_F(ReloadTest, WithConfigWatchAPersistedAdminChangeIsNotReloadedAgain) {
+  config["config_watch"] = true;
+  config["admin"]["persist"] = true;
+  auto gateway = start();
+  ASSERT_TRUE(gateway->process().wait_for_line("watching config file"));
+  auto client = admin(*gateway);
+  ASSERT_EQ(client.put("/admin/limits/p", {{"requests", 2}, {"window_ms", 30000}}).status, 200U);
+  // Several debounce periods: a reload of our own write would have happened by now.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  json edited = gateway->read_config();
+  edited["limits"]["p"]["requests"] = 3;
+  const std::size_t mark = gateway->process().line_count();
+  gateway->rewrite_config(edited);
+  ASSERT_TRUE(gateway->process().wait_for_line_after(mark, "reload ok"));
+  EXPECT_EQ(reloads(*gateway, "ok"), 1);  // the hand edit only
+  EXPECT_EQ(client.get("/admin/limits/p").body["requests"], 3);
+  EXPECT_EQ(client.get("/admin/limits/p").body["window_ms"], 30000);
 }
 
 }  // namespace
