@@ -133,6 +133,12 @@ Response AdminApi::route(const Call& call) {
   if (s.size() > 1 && s[0] == "config") {
     return route_config(call);
   }
+  if (s.size() == 1 && s[0] == "fleet") {
+    return get_only([&] {
+      return context_.fleet ? reply(req, http::status::ok, context_.fleet())
+                            : not_found(req, "the fleet is off (fleet.enabled)");
+    });
+  }
   if (s.size() == 1 && s[0] == "limits") {
     return get_only([&] { return reply(req, http::status::ok, config::limits_json(c)); });
   }

@@ -5,6 +5,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -31,10 +32,23 @@ namespace sluice::admin {
 
 /// Why a valid change was not applied.
 struct CommitError {
-  /// True: the config file was edited on disk since sluice last read or wrote it, and writing
-  /// would lose that edit (409). False: writing failed (500).
-  bool conflict = false;
+  enum class Kind : std::uint8_t {
+    kPersistFailed,     ///< writing the config file failed (500 persist_failed)
+    kFileChanged,       ///< the file was edited since sluice read or wrote it (409)
+    kFleetUnavailable,  ///< the fleet's Redis did not answer (503 fleet_unavailable)
+    kVersionMismatch,   ///< If-Match named another version than `current` (412)
+    kFleetConflict,     ///< the change no longer fits the fleet's newer version (409)
+  };
+  Kind kind = Kind::kPersistFailed;
   std::string detail;
+  std::uint64_t current = 0;  ///< kVersionMismatch: the version now
+};
+
+/// How a change is committed: `if_match` (the If-Match header) makes it conditional on the
+/// config version; `summary` describes it (the fleet's change log keeps it).
+struct CommitOptions {
+  std::optional<std::uint64_t> if_match;
+  std::string summary;
 };
 
 /// What the admin API reads and changes; the gateway (the composition root) provides it. The
@@ -45,7 +59,14 @@ struct AdminContext {
   /// Makes `next` the running config: written to the config file first (with admin.persist),
   /// then installed for the next request on every thread. On an error nothing changed, in
   /// memory or on disk.
-  std::function<std::optional<CommitError>(config::ConfigDocument next)> commit;
+  std::function<std::optional<CommitError>(config::ConfigDocument next,
+                                           const CommitOptions& options)>
+      commit;
+  /// The config version If-Match is compared with: the fleet's in a fleet, else the newest of
+  /// `history`. Empty: the latter.
+  std::function<std::uint64_t()> version{};
+  /// GET /admin/fleet; empty when the fleet is off.
+  std::function<nlohmann::json()> fleet{};
   store::LimitStore& store;
   /// The admin thread's own slot in the store (its connection, for a networked store).
   store::StoreSlot store_slot;
@@ -143,6 +164,8 @@ class AdminApi {
   Response versions(const Call& call);
   Response version(const Call& call, const std::string& number);
   Response rollback(const Call& call);
+  /// The version If-Match is compared with (AdminContext::version).
+  [[nodiscard]] std::uint64_t current_version() const;
   /// Validates `next` as a whole config and, unless this is a dry run, commits it, counts it,
   /// records it as a version of `source`, writes its audit line and publishes its event.
   /// A Response when the call ends here: invalid, a dry run (`dry_run_extra` merged into the

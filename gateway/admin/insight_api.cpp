@@ -45,7 +45,53 @@ std::vector<std::string> insight_needs_restart(const config::ConfigDocument& run
   return fields;
 }
 
+/// If-Match: one version number, bare or as a quoted entity tag ("12", W/"12").
+std::optional<std::uint64_t> if_match_version(std::string_view text) {
+  if (text.starts_with("W/")) {
+    text.remove_prefix(2);
+  }
+  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') {
+    text = text.substr(1, text.size() - 2);
+  }
+  std::uint64_t number = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return number;
+}
+
+Response commit_error_reply(const Request& req, const CommitError& error) {
+  using Kind = CommitError::Kind;
+  switch (error.kind) {
+    case Kind::kFileChanged:
+      return reply(req, http::status::conflict,
+                   {{"error", "config_file_changed"}, {"detail", error.detail}});
+    case Kind::kFleetUnavailable:
+      return reply(req, http::status::service_unavailable,
+                   {{"error", "fleet_unavailable"}, {"detail", error.detail}});
+    case Kind::kVersionMismatch:
+      return reply(req, http::status::precondition_failed,
+                   {{"error", "version_mismatch"}, {"current", error.current}});
+    case Kind::kFleetConflict:
+      return reply(req, http::status::conflict,
+                   {{"error", "fleet_conflict"}, {"detail", error.detail}});
+    case Kind::kPersistFailed:
+      break;
+  }
+  return reply(req, http::status::internal_server_error,
+               {{"error", "persist_failed"}, {"detail", error.detail}});
+}
+
 }  // namespace
+
+std::uint64_t AdminApi::current_version() const {
+  if (context_.version) {
+    return context_.version();
+  }
+  const auto* latest = context_.history.latest();
+  return latest != nullptr ? latest->version : 0;
+}
 
 // /admin/config/versions, /admin/config/versions/{v}, /admin/config/rollback.
 Response AdminApi::route_config(const Call& call) {
@@ -139,6 +185,21 @@ std::variant<Response, AdminApi::Committed> AdminApi::change(const Call& call, o
   }
   auto changes = insight::config_changes(context_.current().json(), validated.document->json(),
                                          context_.key_label);
+  CommitOptions options;
+  if (const auto header = call.req.find(http::field::if_match); header != call.req.end()) {
+    options.if_match = if_match_version(header->value());
+    if (!options.if_match) {
+      return reply(call.req, http::status::bad_request,
+                   {{"error", "bad_if_match"},
+                    {"detail", "If-Match takes one config version number, e.g. \"12\""}});
+    }
+    const std::uint64_t now = current_version();
+    if (!context_.fleet && *options.if_match != now) {
+      return reply(call.req, http::status::precondition_failed,
+                   {{"error", "version_mismatch"}, {"current", now}});
+    }
+  }
+  options.summary = insight::summarize(changes);
   std::optional<CommitError> error;
   if (call.dry_run) {
     // Everything commit() could refuse is checked too, so a dry run fails as the call would.
@@ -151,16 +212,13 @@ std::variant<Response, AdminApi::Committed> AdminApi::change(const Call& call, o
       return reply(call.req, http::status::ok, answer);
     }
   } else {
-    error = context_.commit(std::move(*validated.document));
+    error = context_.commit(std::move(*validated.document), options);
   }
   if (error) {
     log_->error("admin change{} not applied peer={} resource={} name={} error={}",
                 call.dry_run ? " (dry run)" : "", show(call.peer), resource, subject,
                 error->detail);
-    return reply(call.req,
-                 error->conflict ? http::status::conflict : http::status::internal_server_error,
-                 {{"error", error->conflict ? "config_file_changed" : "persist_failed"},
-                  {"detail", error->detail}});
+    return commit_error_reply(call.req, *error);
   }
   context_.metrics.count_admin_change(resource);
   std::optional<std::string> warning;

@@ -14,7 +14,8 @@ std::optional<admin::CommitError> ConfigFile::write(const config::ConfigDocument
   }
   auto written = core::write_file_atomically(path_, next.text());
   if (written.error) {
-    return admin::CommitError{.conflict = false, .detail = std::move(*written.error)};
+    return admin::CommitError{.kind = admin::CommitError::Kind::kPersistFailed,
+                              .detail = std::move(*written.error)};
   }
   warning = std::move(written.warning);
   return std::nullopt;
@@ -26,7 +27,7 @@ std::optional<admin::CommitError> ConfigFile::check(const config::ConfigDocument
   const auto unreadable = config::read_config_file(path_, text);
   const auto on_disk = unreadable ? config::JsonText{} : config::parse_json_text(text);
   if (!on_disk.json || *on_disk.json != current.json()) {
-    return admin::CommitError{.conflict = true,
+    return admin::CommitError{.kind = admin::CommitError::Kind::kFileChanged,
                               .detail = path_.string() +
                                         " changed on disk since sluice last read or wrote it; "
                                         "reload it (SIGHUP) and retry"};

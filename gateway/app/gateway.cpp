@@ -9,6 +9,7 @@
 
 #include "gateway/app/listen_socket.hpp"
 #include "gateway/config/config_loader.hpp"
+#include "gateway/core/utc_time.hpp"
 #include "gateway/log/logging.hpp"
 #include "gateway/log/user_hash.hpp"
 #include "gateway/proxy/steps/identify_step.hpp"
@@ -114,13 +115,21 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
   metrics_.on_scrape([this] { refresh_gauges(); });
   checker_ = std::make_unique<proxy::HealthChecker>(control_.get_executor(), clock_, snapshots_,
                                                     health_, log::get("health"));
+  make_fleet();
   for (const auto resource : admin::AdminApi::resources()) {
     metrics_.admin_changes(resource);  // every series exists from the start, at 0
   }
   admin_api_ = std::make_unique<admin::AdminApi>(
       admin::AdminContext{
           .current = [this]() -> const config::ConfigDocument& { return document_; },
-          .commit = [this](config::ConfigDocument next) { return commit(std::move(next)); },
+          .commit =
+              [this](config::ConfigDocument next, const admin::CommitOptions& options) {
+                return commit(std::move(next), options);
+              },
+          .version = fleet_ ? std::function<std::uint64_t()>([this] { return fleet_->version(); })
+                            : nullptr,
+          .fleet =
+              fleet_ ? std::function<nlohmann::json()>([this] { return fleet_->view(); }) : nullptr,
           .store = *store_.store,
           .store_slot = control_slot_,
           .breakers = breakers_,
@@ -189,6 +198,8 @@ int Gateway::run() {
   if (!bind_listeners() || !bind_admin()) {
     return 1;
   }
+  started_ = core::utc_iso8601(std::chrono::system_clock::now());
+  start_fleet();  // before the listeners: the first request sees the fleet's version
   wait_for_signal();
   watch_config_file();
   store_.store->start();
@@ -295,6 +306,7 @@ void Gateway::wait_for_signal() {
 }
 
 void Gateway::refresh_gauges() {
+  fleet_tick();
   metrics_.downstream_connections().Set(static_cast<double>(gate_.open()));
   metrics_.tunnels_active().Set(
       static_cast<double>(services_.tunnels.load(std::memory_order_relaxed)));
@@ -342,6 +354,7 @@ void Gateway::schedule_tick() {
       sync_.collect();
       end_ejections();
       tls_.tick();
+      fleet_tick();
       schedule_tick();
     }
   });
@@ -401,6 +414,9 @@ void Gateway::finish() {
   signals_.cancel(ignored);
   tick_timer_.cancel();
   checker_->stop();
+  if (fleet_) {
+    fleet_->stop();  // joins the fleet thread (at most about half a heartbeat)
+  }
   if (admin_) {
     admin_->stop();
   }

@@ -18,6 +18,7 @@
 #include "gateway/app/backend_tls.hpp"
 #include "gateway/app/config_file.hpp"
 #include "gateway/app/config_watch.hpp"
+#include "gateway/app/fleet_link.hpp"
 #include "gateway/app/service_notifier.hpp"
 #include "gateway/app/store_setup.hpp"
 #include "gateway/app/tls_listeners.hpp"
@@ -66,7 +67,8 @@ class Gateway {
   boost::asio::awaitable<admin::Reply> handle_admin(const admin::Request& req,
                                                     const boost::asio::ip::tcp::endpoint& peer);
   /// The admin API's commit: persists `next` (with admin.persist), then installs it.
-  std::optional<admin::CommitError> commit(config::ConfigDocument next);
+  std::optional<admin::CommitError> commit(config::ConfigDocument next,
+                                           const admin::CommitOptions& options = {});
   void wait_for_signal();
   /// SIGHUP: the config file, then the TLS certificates; counted once.
   void reload();
@@ -77,6 +79,21 @@ class Gateway {
   void install(config::ConfigDocument next);
   /// Starts or stops the config file watch as config_->config_watch says.
   void watch_config_file();
+  // gateway_fleet.cpp (docs/fleet.md):
+  /// Creates fleet_ when fleet.enabled (from the constructor, before the admin API).
+  void make_fleet();
+  /// Takes the fleet's version (or seeds it) and starts the fleet thread.
+  void start_fleet();
+  /// The heartbeat's fields and the fleet gauges, from the tick.
+  void fleet_tick();
+  /// Runs a fleet version here (posted by the fleet thread, or taken at start).
+  void apply_fleet(fleet::FleetVersion version, bool authoritative);
+  /// A reload in a fleet: `read` (the file) with the fleet's shared part that runs; false
+  /// (with `problem`) when the file's local part does not fit it.
+  bool keep_fleet_part(config::ConfigDocument& read, std::string& problem);
+  /// commit() in a fleet: the fleet first, then here.
+  std::optional<admin::CommitError> commit_to_fleet(config::ConfigDocument next,
+                                                    const admin::CommitOptions& options);
   /// `config` bound to the state that outlives versions, with its backends' client TLS.
   proxy::Bindings bind(const config::Config& config);
   /// POST /admin/tls/reload: every listener certificate and backend TLS file again.
@@ -161,6 +178,10 @@ class Gateway {
   std::unique_ptr<insight::StateWatcher> watcher_;
   boost::asio::steady_timer streams_timer_{control_};    ///< at the end: streams still ending
   boost::asio::steady_timer top_users_timer_{control_};  ///< the heavy hitters' drain
+  /// With fleet.enabled: this replica's end of the fleet (its thread posts to control_).
+  std::unique_ptr<FleetLink> fleet_;
+  std::uint64_t refused_fleet_version_ = 0;  ///< a fleet version that cannot run here (logged)
+  std::string started_;                      ///< when run() began (UTC), for the heartbeat
   /// config_watch: a change of the file's bytes reloads, as SIGHUP does.
   ConfigWatch config_watch_{control_, config_file_.path(), [this] { reload(); },
                             log::get("config")};

@@ -23,9 +23,13 @@ std::optional<std::string> Gateway::reload_tls() {
   return tls_.any() ? tls_.reload() : std::nullopt;
 }
 
-std::optional<admin::CommitError> Gateway::commit(config::ConfigDocument next) {
+std::optional<admin::CommitError> Gateway::commit(config::ConfigDocument next,
+                                                  const admin::CommitOptions& options) {
   if (auto error = backend_tls_.load(next.config(), false)) {
-    return admin::CommitError{false, *error};
+    return admin::CommitError{admin::CommitError::Kind::kPersistFailed, *error};
+  }
+  if (fleet_) {
+    return commit_to_fleet(std::move(next), options);
   }
   if (config_->admin.persist) {
     std::optional<std::string> warning;
@@ -73,6 +77,10 @@ bool Gateway::reload_config(std::string& problem) {
     }
     return false;
   }
+  if (fleet_ && fleet_->version() > 0 &&
+      !keep_fleet_part(*result.document, problem)) {  // the fleet's sections are the fleet's
+    return false;
+  }
   const config::Config& next = result.document->config();
   const auto restart_only = [&](std::string_view field, bool changed) {
     if (changed) {
@@ -84,6 +92,7 @@ bool Gateway::reload_config(std::string& problem) {
   restart_only("threads", next.threads != config_->threads);
   restart_only("access_log", !(next.access_log == config_->access_log));
   restart_only("store", !(next.store == config_->store));
+  restart_only("fleet", !(next.fleet == config_->fleet));
   if (auto error = backend_tls_.load(next, true)) {
     config_log->error("reload failed problem={}", *error);
     problem = *error;

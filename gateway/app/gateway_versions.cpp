@@ -35,7 +35,7 @@ void Gateway::record_version(insight::VersionSource source) {
 
 std::optional<admin::CommitError> Gateway::check_commit(const config::ConfigDocument& next) const {
   if (auto error = backend_tls_.check(next.config(), false)) {
-    return admin::CommitError{false, *error};
+    return admin::CommitError{admin::CommitError::Kind::kPersistFailed, *error};
   }
   return config_->admin.persist ? config_file_.check(document_) : std::nullopt;
 }

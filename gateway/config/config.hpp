@@ -99,6 +99,18 @@ struct StoreConfig {
   bool operator==(const StoreConfig&) const = default;
 };
 
+/// `fleet` (docs/fleet.md): replicas that share the config's shared part through the store's
+/// Redis. Local to each replica (never part of what the fleet shares).
+struct FleetConfig {
+  bool enabled = false;
+  std::string name = "default";           // namespaces every key: fleets may share one Redis
+  std::optional<std::string> replica_id;  // null: the host name and a random suffix
+  std::chrono::milliseconds sync_timeout{1000};
+  std::chrono::milliseconds heartbeat{1000};
+
+  bool operator==(const FleetConfig&) const = default;
+};
+
 /// `requests` per `window` in `buckets` equal sub-windows; window % buckets == 0 (in ms).
 struct LimitPolicyConfig {
   std::uint32_t requests = 0;           // required in JSON
@@ -133,6 +145,7 @@ struct Config {
   AccessLogConfig access_log;
   std::vector<IdentitySource> identity{IdentitySource{IdentitySource::Kind::kClientIp, {}}};
   StoreConfig store;
+  FleetConfig fleet;
   std::map<std::string, LimitPolicyConfig> limits;
   std::map<std::string, std::map<std::string, std::uint32_t>>
       overrides;  // policy -> key -> requests

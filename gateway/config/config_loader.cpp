@@ -80,6 +80,7 @@ Config parse_document(ObjectReader& root, const nlohmann::json& document) {
   config.identity = detail::parse_identity(root);
   check_client_cert_identity(root, config);
   config.store = detail::parse_store(root);
+  config.fleet = detail::parse_fleet(root, config.store);
   const auto policies = names_of(document, "limits", Presence::kOptional);
   const auto backends = names_of(document, "backends", Presence::kRequired);
   config.limits = detail::parse_limits(root);

@@ -253,6 +253,34 @@ StoreConfig parse_store(ObjectReader& root) {
   return store;
 }
 
+FleetConfig parse_fleet(ObjectReader& root, const StoreConfig& store) {
+  FleetConfig fleet;
+  root.nested("fleet", [&](ObjectReader& reader) {
+    fleet.enabled = reader.boolean("enabled").value_or(fleet.enabled);
+    if (auto name = reader.string("name")) {
+      if (is_valid_name(*name)) {
+        fleet.name = std::move(*name);
+      } else {
+        reader.report("name", "must be 1-64 letters, digits, '-' or '_'");
+      }
+    }
+    if (auto id = reader.nullable_string("replica_id")) {
+      if (is_valid_name(*id)) {
+        fleet.replica_id = std::move(*id);
+      } else {
+        reader.report("replica_id", "must be 1-64 letters, digits, '-' or '_'");
+      }
+    }
+    fleet.sync_timeout =
+        reader.duration_ms("sync_timeout_ms", 50, 60000).value_or(fleet.sync_timeout);
+    fleet.heartbeat = reader.duration_ms("heartbeat_ms", 100, 60000).value_or(fleet.heartbeat);
+    if (fleet.enabled && store.type != StoreType::kRedis) {
+      reader.report("enabled", R"(needs store.type "redis" (the fleet shares the store's Redis))");
+    }
+  });
+  return fleet;
+}
+
 bool is_valid_name(std::string_view name) {
   constexpr std::size_t kMaxNameLength = 64;
   return !name.empty() && name.size() <= kMaxNameLength &&

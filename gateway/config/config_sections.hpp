@@ -36,6 +36,8 @@ HttpConfig parse_http(ObjectReader& root);
 AccessLogConfig parse_access_log(ObjectReader& root);
 std::vector<IdentitySource> parse_identity(ObjectReader& root);
 StoreConfig parse_store(ObjectReader& root);
+/// `fleet`; needs store.type redis when enabled (`store` parsed first).
+FleetConfig parse_fleet(ObjectReader& root, const StoreConfig& store);
 
 // traffic_sections.cpp: policies, backends and routes.
 std::map<std::string, LimitPolicyConfig> parse_limits(ObjectReader& root);

@@ -53,6 +53,8 @@ std::string_view to_string(VersionSource source) noexcept {
       return "reload";
     case VersionSource::kAdmin:
       return "admin";
+    case VersionSource::kFleet:
+      return "fleet";
     case VersionSource::kRollback:
       break;
   }
@@ -61,7 +63,7 @@ std::string_view to_string(VersionSource source) noexcept {
 
 std::optional<VersionSource> version_source_from(std::string_view text) noexcept {
   for (const auto source : {VersionSource::kStart, VersionSource::kReload, VersionSource::kAdmin,
-                            VersionSource::kRollback}) {
+                            VersionSource::kRollback, VersionSource::kFleet}) {
     if (to_string(source) == text) {
       return source;
     }

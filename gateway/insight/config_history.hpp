@@ -14,7 +14,8 @@
 namespace sluice::insight {
 
 /// What made a config version (docs/operating.md "Versions and rollback").
-enum class VersionSource : std::uint8_t { kStart, kReload, kAdmin, kRollback };
+/// kFleet: another replica's change, applied here (docs/fleet.md).
+enum class VersionSource : std::uint8_t { kStart, kReload, kAdmin, kRollback, kFleet };
 [[nodiscard]] std::string_view to_string(VersionSource source) noexcept;
 [[nodiscard]] std::optional<VersionSource> version_source_from(std::string_view text) noexcept;
 

@@ -156,6 +156,8 @@ class Metrics {
   void on_scrape(std::function<void()> hook);
   /// The registry in the Prometheus text format 0.0.4.
   [[nodiscard]] std::string scrape();
+  /// For metric groups that register themselves (FleetMetrics).
+  [[nodiscard]] prometheus::Registry& registry() { return *registry_; }
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;

@@ -7,9 +7,8 @@
 #include <stdexcept>
 
 namespace sluice::store {
-namespace {
 
-RedisReply convert(const redisReply& r) {
+RedisReply from_hiredis(const redisReply& r) {
   RedisReply out;
   switch (r.type) {
     case REDIS_REPLY_STRING:
@@ -32,7 +31,7 @@ RedisReply convert(const redisReply& r) {
       out.type = RedisReply::Type::kArray;
       out.elements.reserve(r.elements);
       for (std::size_t i = 0; i < r.elements; ++i) {
-        out.elements.push_back(convert(*r.element[i]));  // NOLINT(*-pointer-arithmetic)
+        out.elements.push_back(from_hiredis(*r.element[i]));  // NOLINT(*-pointer-arithmetic)
       }
       break;
     default:
@@ -41,8 +40,6 @@ RedisReply convert(const redisReply& r) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string format_command(const std::vector<std::string_view>& args) {
   std::vector<const char*> argv;
@@ -135,7 +132,7 @@ std::optional<RedisReply> ReplyReader::next(bool& protocol_error) {
     return std::nullopt;
   }
   auto* reply = static_cast<redisReply*>(raw);
-  RedisReply out = convert(*reply);
+  RedisReply out = from_hiredis(*reply);
   freeReplyObject(reply);
   return out;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 struct redisReader;
+struct redisReply;
 
 // RESP, the Redis wire protocol, through hiredis: hiredis formats commands and parses replies;
 // the sockets are ours (Asio). Replies are copied out of hiredis' objects into plain values.
@@ -24,6 +25,9 @@ struct RedisReply {
 
   [[nodiscard]] bool is_error() const noexcept { return type == Type::kError; }
 };
+
+/// A hiredis reply object copied into a plain value.
+[[nodiscard]] RedisReply from_hiredis(const redisReply& reply);
 
 /// A command as RESP bytes: `format_command({"EVALSHA", sha, "1", key, ...})`.
 [[nodiscard]] std::string format_command(const std::vector<std::string_view>& args);

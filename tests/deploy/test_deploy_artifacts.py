@@ -75,7 +75,7 @@ EXPECTED_ALERTS = {
     "SluiceDown", "SluiceUserHeavilyLimited", "SluiceBreakerDropping", "SluiceUpstreamErrorRatio",
     "SluiceHighLatencyP99", "SluiceConfigReloadFailed", "SluiceStoreFallbackActive",
     "SluiceCertificateExpiresSoon", "SluiceBackendEndpointsUnhealthy", "SluiceRetryBudgetExhausted",
-    "SluiceOcspStapleStale",
+    "SluiceOcspStapleStale", "SluiceFleetDisconnected",
 }
 TIMEOUT = 20.0
 
@@ -577,7 +577,15 @@ class LiveGatewayTest(unittest.TestCase):
             child = Child([DEMO_BACKEND, "--address", "127.0.0.1", "--port", "0"], cls.dir)
             cls.children.append(child)
             backends.append(child.wait_for(r"listening (\S+)").group(1))
+        # A fleet of one on a real redis-server, so the fleet's metrics are exported too.
+        redis_port = free_port()
+        redis = Child([shutil.which("redis-server") or "redis-server", "--port", str(redis_port),
+                       "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], cls.dir)
+        cls.children.append(redis)
+        redis.wait_for(r"Ready to accept connections")
         config = conf_default()
+        config["store"] = {"type": "redis", "host": "127.0.0.1", "port": redis_port}
+        config["fleet"] = {"enabled": True, "name": "deploy-test"}
         certs = make_certificates(Path(cls.dir) / "tls")
         cls.ca = certs / "ca.crt"
         chain, staple = staple_for(certs)

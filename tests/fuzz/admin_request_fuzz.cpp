@@ -36,7 +36,8 @@ struct AdminWorld {
   admin::AdminContext context() {
     return admin::AdminContext{
         .current = [this]() -> const config::ConfigDocument& { return document; },
-        .commit = [this](config::ConfigDocument next) -> std::optional<admin::CommitError> {
+        .commit = [this](config::ConfigDocument next,
+                         const admin::CommitOptions&) -> std::optional<admin::CommitError> {
           (void)sync.apply(next.config());
           document = std::move(next);
           return std::nullopt;

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/app/fleet_link.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <utility>
+
+namespace sluice::app {
+namespace {
+
+using Kind = admin::CommitError::Kind;
+
+/// Concurrent writers each retry at most this often before answering 503.
+constexpr int kWriteAttempts = 8;
+
+fleet::FleetVersion version_of(const config::ConfigDocument& document, std::string replica) {
+  return {0, fleet::shared_part(document.json()).dump(), std::move(replica), fleet::wall_ms()};
+}
+
+}  // namespace
+
+fleet::FleetRedis::Options fleet_redis_options(const config::Config& config) {
+  fleet::FleetRedis::Options options;
+  options.host = config.store.redis.host;
+  options.port = config.store.redis.port;
+  if (config.store.redis.password_env) {
+    if (const char* password = std::getenv(config.store.redis.password_env->c_str())) {  // NOLINT
+      options.password = password;
+    }
+  }
+  options.timeout = config.fleet.sync_timeout;
+  return options;
+}
+
+FleetLink::FleetLink(const config::Config& config, metrics::Metrics& metrics, Apply apply,
+                     std::shared_ptr<spdlog::logger> log)
+    : config_(config.fleet),
+      replica_id_(fleet::replica_id_for(config.fleet)),
+      redis_(fleet_redis_options(config)),
+      store_(redis_, config.fleet.name),
+      metrics_(metrics.registry()),
+      sync_(fleet_redis_options(config), config.fleet, replica_id_, std::move(apply), log),
+      log_(std::move(log)) {}
+
+FleetLink::~FleetLink() {
+  stop();
+}
+
+std::optional<fleet::FleetVersion> FleetLink::start(const config::ConfigDocument& running) {
+  fleet::FleetVersion seed = version_of(running, replica_id_);
+  seed.version = 1;
+  sync_.applied(0, seed.config);  // what a re-seed offers until a fleet version runs here
+  auto taken = store_.take_or_seed(seed, "seed");
+  if (taken) {
+    log_->info("fleet joined fleet={} replica={} version={} made_by={}", config_.name, replica_id_,
+               taken->version, taken->replica);
+  } else {
+    log_->warn(
+        "fleet unavailable at start fleet={} error={}: serving the file's config until Redis "
+        "answers",
+        config_.name, redis_.error());
+  }
+  sync_.start();
+  return taken;
+}
+
+void FleetLink::stop() {
+  sync_.stop();
+}
+
+std::optional<fleet::FleetVersion> FleetLink::read_current() {
+  return store_.current();
+}
+
+std::variant<FleetLink::Written, admin::CommitError> FleetLink::write(
+    const config::ConfigDocument& base, config::ConfigDocument next,
+    const admin::CommitOptions& options, std::string_view source) {
+  const auto edits =
+      fleet::edits_between(fleet::shared_part(base.json()), fleet::shared_part(next.json()));
+  std::uint64_t expected = options.if_match.value_or(version_);
+  for (int attempt = 0; attempt < kWriteAttempts; ++attempt) {
+    fleet::FleetVersion candidate = version_of(next, replica_id_);
+    const auto outcome = store_.write(expected, candidate, std::string(source), options.summary);
+    using Result = fleet::WriteOutcome::Result;
+    if (outcome.result == Result::kUnavailable) {
+      return admin::CommitError{Kind::kFleetUnavailable, "fleet Redis: " + redis_.error()};
+    }
+    if (outcome.result == Result::kApplied) {
+      candidate.version = outcome.version;
+      return Written{std::move(next), std::move(candidate)};
+    }
+    if (options.if_match) {
+      return admin::CommitError{Kind::kVersionMismatch, "the fleet is at another version",
+                                outcome.version};
+    }
+    // Another replica wrote first: carry this change onto what the fleet holds now.
+    const auto current = store_.current();
+    if (!current) {
+      return admin::CommitError{Kind::kFleetUnavailable, "fleet Redis: " + redis_.error()};
+    }
+    auto shared = fleet::Document::parse(current->config, nullptr, false);
+    if (!shared.is_object()) {
+      shared = fleet::Document::object();
+    }
+    auto merged = config::ConfigDocument::from_json(
+        fleet::with_shared(next.json(), fleet::apply_edits(std::move(shared), edits)));
+    if (!merged.ok()) {
+      return admin::CommitError{Kind::kFleetConflict,
+                                "the change no longer fits fleet version " +
+                                    std::to_string(current->version) + ": " +
+                                    config::to_string(merged.problems.front())};
+    }
+    next = std::move(*merged.document);
+    expected = current->version;
+  }
+  return admin::CommitError{Kind::kFleetUnavailable,
+                            "too many concurrent fleet changes; try again"};
+}
+
+void FleetLink::applied(const fleet::FleetVersion& version) {
+  version_ = version.version;
+  sync_.applied(version.version, version.config);
+  metrics_.version().Set(static_cast<double>(version.version));
+  if (version.at_ms > 0) {
+    const auto late = std::max<std::int64_t>(0, fleet::wall_ms() - version.at_ms);
+    metrics_.sync_seconds().Observe(static_cast<double>(late) / 1000.0);
+  }
+}
+
+void FleetLink::tick(nlohmann::json heartbeat) {
+  sync_.set_heartbeat(std::move(heartbeat));
+  metrics_.connected().Set(sync_.connected() ? 1 : 0);
+  double ok = 0;
+  double lost = 0;
+  for (const auto& replica : sync_.replicas()) {
+    (replica.value("state", "") == "lost" ? lost : ok) += 1;
+  }
+  metrics_.replicas(false).Set(ok);
+  metrics_.replicas(true).Set(lost);
+}
+
+nlohmann::json FleetLink::view() const {
+  return {{"name", config_.name},
+          {"replica", replica_id_},
+          {"version", version_},
+          {"connected", sync_.connected()},
+          {"replicas", sync_.replicas()}};
+}
+
+}  // namespace sluice::app

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/fleet/fleet_document.hpp"
+
+#include <utility>
+
+namespace sluice::fleet {
+namespace {
+
+void collect(const Document& base, const Document& next, std::vector<std::string>& path,
+             std::vector<Edit>& edits) {
+  for (auto it = base.begin(); it != base.end(); ++it) {
+    if (!next.contains(it.key())) {
+      path.push_back(it.key());
+      edits.push_back(Edit{path, std::nullopt});
+      path.pop_back();
+    }
+  }
+  for (auto it = next.begin(); it != next.end(); ++it) {
+    path.push_back(it.key());
+    const auto old = base.find(it.key());
+    if (old == base.end() && it->is_object() && !it->empty()) {
+      // A new object: its members one by one, so what another replica put beside them on
+      // the newer version stays (two replicas adding overrides to a policy that had none).
+      collect(Document::object(), *it, path, edits);
+    } else if (old == base.end()) {
+      edits.push_back(Edit{path, *it});
+    } else if (old->is_object() && it->is_object()) {
+      collect(*old, *it, path, edits);
+    } else if (*old != *it) {
+      edits.push_back(Edit{path, *it});
+    }
+    path.pop_back();
+  }
+}
+
+}  // namespace
+
+Document shared_part(const Document& document) {
+  Document shared = Document::object();
+  for (const auto section : kSharedSections) {
+    if (const auto it = document.find(section); it != document.end()) {
+      shared[std::string(section)] = *it;
+    }
+  }
+  return shared;
+}
+
+Document with_shared(Document local, const Document& shared) {
+  for (const auto section : kSharedSections) {
+    const std::string key(section);
+    if (const auto it = shared.find(key); it != shared.end()) {
+      local[key] = *it;  // in place: the file keeps the operator's order
+    } else {
+      local.erase(key);
+    }
+  }
+  return local;
+}
+
+std::vector<Edit> edits_between(const Document& base, const Document& next) {
+  std::vector<Edit> edits;
+  std::vector<std::string> path;
+  if (base.is_object() && next.is_object()) {
+    collect(base, next, path, edits);
+  }
+  return edits;
+}
+
+Document apply_edits(Document target, const std::vector<Edit>& edits) {
+  for (const Edit& edit : edits) {
+    if (edit.path.empty()) {
+      continue;
+    }
+    Document* at = &target;
+    bool reached = true;
+    for (std::size_t i = 0; i + 1 < edit.path.size() && reached; ++i) {
+      if (!edit.value) {
+        // A removal follows what is there: a path already gone is nothing to remove.
+        const auto next = at->is_object() ? at->find(edit.path[i]) : at->end();
+        reached = at->is_object() && next != at->end();
+        at = reached ? &*next : at;
+        continue;
+      }
+      if (!at->is_object()) {
+        *at = Document::object();
+      }
+      at = &(*at)[edit.path[i]];
+    }
+    if (!edit.value) {
+      if (reached && at->is_object()) {
+        at->erase(edit.path.back());
+      }
+      continue;
+    }
+    if (!at->is_object()) {
+      *at = Document::object();
+    }
+    (*at)[edit.path.back()] = *edit.value;
+  }
+  return target;
+}
+
+}  // namespace sluice::fleet

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/fleet/fleet_store.hpp"
+
+#include <charconv>
+#include <string_view>
+
+namespace sluice::fleet {
+namespace {
+
+using store::RedisReply;
+
+// KEYS: doc, log. ARGV: expected, config, replica, at_ms, source, summary. {1, version} when
+// written, {0, current} when the fleet moved on. The version and its log entry go together.
+constexpr std::string_view kWriteScript = R"lua(
+local current = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+if current ~= tonumber(ARGV[1]) then return {0, current} end
+local v = current + 1
+redis.call('HSET', KEYS[1], 'version', v, 'config', ARGV[2], 'replica', ARGV[3], 'at_ms', ARGV[4])
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', 1000, '*', 'version', v, 'config', ARGV[2],
+           'replica', ARGV[3], 'at_ms', ARGV[4], 'source', ARGV[5], 'summary', ARGV[6])
+return {1, v}
+)lua";
+
+// KEYS: doc, log. ARGV: version, config, replica, at_ms, source. Seeds an empty fleet; answers
+// the fleet's version either way (HMGET version config replica at_ms).
+constexpr std::string_view kSeedScript = R"lua(
+if not redis.call('HGET', KEYS[1], 'version') then
+  redis.call('HSET', KEYS[1], 'version', ARGV[1], 'config', ARGV[2], 'replica', ARGV[3],
+             'at_ms', ARGV[4])
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', 1000, '*', 'version', ARGV[1], 'config', ARGV[2],
+             'replica', ARGV[3], 'at_ms', ARGV[4], 'source', ARGV[5], 'summary', 'seeded')
+end
+return redis.call('HMGET', KEYS[1], 'version', 'config', 'replica', 'at_ms')
+)lua";
+
+template <typename Int>
+Int number(std::string_view text) {
+  Int value = 0;
+  std::from_chars(text.data(), text.data() + text.size(), value);
+  return value;
+}
+
+/// HMGET version config replica at_ms as a version (version 0: none).
+FleetVersion version_from(const RedisReply& reply) {
+  FleetVersion v;
+  if (reply.type != RedisReply::Type::kArray || reply.elements.size() != 4 ||
+      reply.elements[0].type != RedisReply::Type::kString) {
+    return v;
+  }
+  v.version = number<std::uint64_t>(reply.elements[0].text);
+  v.config = reply.elements[1].text;
+  v.replica = reply.elements[2].text;
+  v.at_ms = number<std::int64_t>(reply.elements[3].text);
+  return v;
+}
+
+/// A stream entry [id, [field, value, ...]] as a version.
+FleetVersion entry_version(const RedisReply& entry) {
+  FleetVersion v;
+  if (entry.elements.size() != 2) {
+    return v;
+  }
+  const auto& fields = entry.elements[1].elements;
+  for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
+    const std::string& name = fields[i].text;
+    const std::string& value = fields[i + 1].text;
+    if (name == "version") {
+      v.version = number<std::uint64_t>(value);
+    } else if (name == "config") {
+      v.config = value;
+    } else if (name == "replica") {
+      v.replica = value;
+    } else if (name == "at_ms") {
+      v.at_ms = number<std::int64_t>(value);
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+FleetStore::FleetStore(FleetRedis& redis, const std::string& fleet_name)
+    : redis_(redis),
+      doc_("sluice-fleet:{" + fleet_name + "}:doc"),
+      log_("sluice-fleet:{" + fleet_name + "}:log"),
+      replicas_("sluice-fleet:{" + fleet_name + "}:replicas") {}
+
+std::optional<FleetVersion> FleetStore::take_or_seed(const FleetVersion& seed,
+                                                     const std::string& source) {
+  const auto reply =
+      redis_.call({"EVAL", std::string(kSeedScript), "2", doc_, log_, std::to_string(seed.version),
+                   seed.config, seed.replica, std::to_string(seed.at_ms), source});
+  if (!reply || reply->is_error()) {
+    return std::nullopt;
+  }
+  return version_from(*reply);
+}
+
+WriteOutcome FleetStore::write(std::uint64_t expected, const FleetVersion& next,
+                               const std::string& source, const std::string& summary) {
+  const auto reply =
+      redis_.call({"EVAL", std::string(kWriteScript), "2", doc_, log_, std::to_string(expected),
+                   next.config, next.replica, std::to_string(next.at_ms), source, summary});
+  if (!reply || reply->type != RedisReply::Type::kArray || reply->elements.size() != 2) {
+    return {};
+  }
+  const bool applied = reply->elements[0].integer == 1;
+  return {applied ? WriteOutcome::Result::kApplied : WriteOutcome::Result::kMismatch,
+          static_cast<std::uint64_t>(reply->elements[1].integer)};
+}
+
+std::optional<FleetVersion> FleetStore::current() {
+  const auto reply = redis_.call({"HMGET", doc_, "version", "config", "replica", "at_ms"});
+  if (!reply || reply->is_error()) {
+    return std::nullopt;
+  }
+  return version_from(*reply);
+}
+
+std::optional<std::vector<FleetVersion>> FleetStore::read_log(std::string& last_id,
+                                                              std::chrono::milliseconds block) {
+  const auto reply = redis_.call(
+      {"XREAD", "COUNT", "100", "BLOCK", std::to_string(block.count()), "STREAMS", log_, last_id},
+      block + std::chrono::seconds(1));
+  if (!reply || reply->is_error()) {
+    return std::nullopt;
+  }
+  std::vector<FleetVersion> versions;
+  // [[log, [[id, [field, value, ...]], ...]]], or nil when nothing came within `block`.
+  for (const auto& stream : reply->elements) {
+    if (stream.elements.size() != 2) {
+      continue;
+    }
+    for (const auto& entry : stream.elements[1].elements) {
+      if (!entry.elements.empty()) {
+        last_id = entry.elements[0].text;
+        versions.push_back(entry_version(entry));
+      }
+    }
+  }
+  return versions;
+}
+
+std::optional<std::string> FleetStore::last_log_id() {
+  const auto reply = redis_.call({"XREVRANGE", log_, "+", "-", "COUNT", "1"});
+  if (!reply || reply->is_error()) {
+    return std::nullopt;
+  }
+  if (reply->elements.empty() || reply->elements[0].elements.empty()) {
+    return "0-0";
+  }
+  return reply->elements[0].elements[0].text;
+}
+
+bool FleetStore::heartbeat(const std::string& replica, const std::string& heartbeat) {
+  const auto reply = redis_.call({"HSET", replicas_, replica, heartbeat});
+  return reply && !reply->is_error();
+}
+
+std::optional<std::map<std::string, std::string>> FleetStore::replicas() {
+  const auto reply = redis_.call({"HGETALL", replicas_});
+  if (!reply || reply->is_error()) {
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> out;
+  for (std::size_t i = 0; i + 1 < reply->elements.size(); i += 2) {
+    out[reply->elements[i].text] = reply->elements[i + 1].text;
+  }
+  return out;
+}
+
+bool FleetStore::forget(const std::string& replica) {
+  const auto reply = redis_.call({"HDEL", replicas_, replica});
+  return reply && !reply->is_error();
+}
+
+}  // namespace sluice::fleet

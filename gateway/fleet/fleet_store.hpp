@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gateway/fleet/fleet_redis.hpp"
+
+namespace sluice::fleet {
+
+/// One fleet version: the shared part of the config as JSON text, and where and when it was
+/// made (wall-clock milliseconds since the epoch).
+struct FleetVersion {
+  std::uint64_t version = 0;
+  std::string config;
+  std::string replica;
+  std::int64_t at_ms = 0;
+};
+
+/// What a compare-and-set write did: applied as `version`, or refused because the fleet is at
+/// `version` now, or not made at all (Redis unavailable).
+struct WriteOutcome {
+  enum class Result { kApplied, kMismatch, kUnavailable };
+  Result result = Result::kUnavailable;
+  std::uint64_t version = 0;
+};
+
+/// The fleet's keys in Redis (docs/fleet.md, "In Redis"), all under the hash tag
+/// `{sluice-fleet:NAME}` so they share one Redis Cluster slot and one Lua script may touch
+/// them: `...:doc` (a hash: version, config, replica, at_ms), `...:log` (a stream, the
+/// change log: one entry per version, oldest trimmed past about 1,000) and `...:replicas` (a
+/// hash: replica id to its heartbeat, JSON). Every write is one script, so a version and its
+/// log entry are made together or not at all. Confined to the thread of its FleetRedis, which
+/// must outlive it.
+class FleetStore {
+ public:
+  FleetStore(FleetRedis& redis, const std::string& fleet_name);
+
+  /// The fleet's version; when the fleet has none (new, or Redis lost its data), `seed`
+  /// becomes it first. nullopt: Redis unavailable.
+  [[nodiscard]] std::optional<FleetVersion> take_or_seed(const FleetVersion& seed,
+                                                         const std::string& source);
+  /// Makes `next` (config, replica, at_ms) the fleet's version `expected + 1` if the fleet is
+  /// still at `expected`.
+  [[nodiscard]] WriteOutcome write(std::uint64_t expected, const FleetVersion& next,
+                                   const std::string& source, const std::string& summary);
+  /// The fleet's version now: nullopt when unavailable, a version 0 when the fleet has none.
+  [[nodiscard]] std::optional<FleetVersion> current();
+  /// The versions logged after stream id `last_id` (updated to the last one read), waiting up
+  /// to `block` for one. nullopt: unavailable.
+  [[nodiscard]] std::optional<std::vector<FleetVersion>> read_log(std::string& last_id,
+                                                                  std::chrono::milliseconds block);
+  /// The id of the log's newest entry ("0-0" for an empty log). nullopt: unavailable.
+  [[nodiscard]] std::optional<std::string> last_log_id();
+  /// Publishes this replica's heartbeat (JSON text).
+  bool heartbeat(const std::string& replica, const std::string& heartbeat);
+  /// Every replica's last heartbeat. nullopt: unavailable.
+  [[nodiscard]] std::optional<std::map<std::string, std::string>> replicas();
+  /// Removes a replica's heartbeat (it has been lost too long).
+  bool forget(const std::string& replica);
+
+ private:
+  FleetRedis& redis_;
+  std::string doc_;
+  std::string log_;
+  std::string replicas_;
+};
+
+}  // namespace sluice::fleet

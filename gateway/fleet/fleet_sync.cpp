@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gateway/fleet/fleet_sync.hpp"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <random>
+#include <utility>
+
+namespace sluice::fleet {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int kLostAfterBeats = 5;
+constexpr std::int64_t kForgetAfterMs = 60000;
+constexpr std::chrono::milliseconds kFirstBackoff{100};
+
+}  // namespace
+
+std::int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string replica_id_for(const config::FleetConfig& config) {
+  if (config.replica_id) {
+    return *config.replica_id;
+  }
+  std::array<char, 256> host{};
+  if (gethostname(host.data(), host.size() - 1) != 0) {
+    host = {'s', 'l', 'u', 'i', 'c', 'e'};
+  }
+  std::random_device device;
+  constexpr std::string_view kDigits = "0123456789abcdef";
+  std::string id(host.data());
+  id += '-';
+  for (int i = 0; i < 6; ++i) {
+    id += kDigits[device() % kDigits.size()];
+  }
+  return id;
+}
+
+FleetSync::FleetSync(FleetRedis::Options redis, config::FleetConfig config, std::string replica_id,
+                     Apply apply, std::shared_ptr<spdlog::logger> log)
+    : redis_options_(std::move(redis)),
+      config_(std::move(config)),
+      replica_id_(std::move(replica_id)),
+      apply_(std::move(apply)),
+      log_(std::move(log)) {}
+
+FleetSync::~FleetSync() {
+  stop();
+}
+
+void FleetSync::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void FleetSync::stop() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+}
+
+void FleetSync::applied(std::uint64_t version, std::string config) {
+  const std::lock_guard lock(mutex_);
+  applied_version_ = version;
+  applied_config_ = std::move(config);
+}
+
+void FleetSync::set_heartbeat(nlohmann::json fields) {
+  const std::lock_guard lock(mutex_);
+  heartbeat_ = std::move(fields);
+}
+
+nlohmann::json FleetSync::replicas() const {
+  const std::lock_guard lock(mutex_);
+  return replicas_;
+}
+
+bool FleetSync::pause(std::chrono::milliseconds how_long) {
+  std::unique_lock lock(mutex_);
+  return !wake_.wait_for(lock, how_long, [this] { return stopping_; });
+}
+
+void FleetSync::run() {
+  FleetRedis redis(redis_options_);
+  FleetStore store(redis, config_.name);
+  const auto block = std::clamp<std::chrono::milliseconds>(config_.heartbeat / 2, 50ms, 500ms);
+  std::string last_id;
+  auto next_beat = std::chrono::steady_clock::now();
+  auto backoff = kFirstBackoff;
+  const auto went_down = [&] {
+    if (connected_.exchange(false)) {
+      log_->warn(
+          "fleet unavailable fleet={} error={} (serving the version applied; admin "
+          "changes answer 503 until Redis is back)",
+          config_.name, redis.error());
+    }
+    last_id.clear();
+    backoff = std::min<std::chrono::milliseconds>(backoff * 2, config_.heartbeat);
+  };
+  for (;;) {
+    if (last_id.empty()) {
+      const auto id = store.last_log_id();
+      if (!id) {
+        went_down();
+        if (!pause(backoff)) {
+          return;
+        }
+        continue;
+      }
+      last_id = *id;
+      next_beat = std::chrono::steady_clock::now();  // check the fleet's version at once
+    }
+    if (std::chrono::steady_clock::now() >= next_beat) {
+      beat(store);
+      next_beat = std::chrono::steady_clock::now() + config_.heartbeat;
+    }
+    const auto versions = store.read_log(last_id, block);
+    {
+      const std::lock_guard lock(mutex_);
+      if (stopping_) {
+        return;
+      }
+    }
+    if (!versions) {
+      went_down();
+      if (!pause(backoff)) {
+        return;
+      }
+      continue;
+    }
+    if (!connected_.exchange(true)) {
+      log_->info("fleet connected fleet={} replica={}", config_.name, replica_id_);
+    }
+    backoff = kFirstBackoff;
+    const auto newest = std::max_element(
+        versions->begin(), versions->end(),
+        [](const FleetVersion& a, const FleetVersion& b) { return a.version < b.version; });
+    if (newest != versions->end()) {
+      std::uint64_t applied = 0;
+      {
+        const std::lock_guard lock(mutex_);
+        applied = applied_version_;
+      }
+      if (newest->version > applied) {
+        apply_(*newest, false);
+      }
+    }
+  }
+}
+
+void FleetSync::beat(FleetStore& store) {
+  const std::int64_t now_ms = wall_ms();
+  nlohmann::json heartbeat;
+  FleetVersion ours;
+  {
+    const std::lock_guard lock(mutex_);
+    heartbeat = heartbeat_;
+    ours.version = applied_version_;
+    ours.config = applied_config_;
+  }
+  heartbeat["replica"] = replica_id_;
+  heartbeat["version"] = ours.version;
+  heartbeat["last_seen_ms"] = now_ms;
+  if (!store.heartbeat(replica_id_, heartbeat.dump())) {
+    return;  // the log read that follows notices and backs off
+  }
+  const auto current = store.current();
+  if (!current) {
+    return;
+  }
+  if (current->version == 0 && !ours.config.empty()) {
+    // The fleet has no version: Redis lost its data (or was flushed). Ours becomes it again,
+    // under the same number, unless another replica was first.
+    ours.version = std::max<std::uint64_t>(ours.version, 1);
+    ours.replica = replica_id_;
+    ours.at_ms = now_ms;
+    if (const auto taken = store.take_or_seed(ours, "reseed")) {
+      log_->warn("fleet had no version fleet={}: re-seeded version={} by={}", config_.name,
+                 taken->version, taken->replica);
+      if (taken->version != ours.version || taken->config != ours.config) {
+        apply_(*taken, true);
+      }
+    }
+  } else if (current->version != 0 && current->version != ours.version) {
+    apply_(*current, true);
+  }
+  refresh_replicas(store, now_ms);
+}
+
+void FleetSync::refresh_replicas(FleetStore& store, std::int64_t now_ms) {
+  const auto all = store.replicas();
+  if (!all) {
+    return;
+  }
+  const std::int64_t lost_after = kLostAfterBeats * config_.heartbeat.count();
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& [id, text] : *all) {
+    auto entry = nlohmann::json::parse(text, nullptr, false);
+    if (!entry.is_object()) {
+      continue;
+    }
+    const std::int64_t seen = entry.value("last_seen_ms", std::int64_t{0});
+    const std::int64_t late = std::max<std::int64_t>(0, now_ms - seen);
+    if (late > lost_after + kForgetAfterMs) {
+      (void)store.forget(id);
+      log_->info("fleet forgot replica={} (lost for more than 60 s)", id);
+      continue;
+    }
+    entry["state"] = late > lost_after ? "lost" : "ok";
+    entry["last_seen_ms"] = late;  // how long ago, as GET /admin/fleet shows it
+    list.push_back(std::move(entry));
+  }
+  const std::lock_guard lock(mutex_);
+  replicas_ = std::move(list);
+}
+
+}  // namespace sluice::fleet

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "gateway/config/config.hpp"
+#include "gateway/fleet/fleet_redis.hpp"
+#include "gateway/fleet/fleet_store.hpp"
+
+namespace spdlog {
+class logger;
+}
+
+namespace sluice::fleet {
+
+/// The fleet's own thread (docs/fleet.md, "How a change travels"): waits on the change log
+/// (XREAD BLOCK), hands each newer version to `apply`; every heartbeat it publishes this
+/// replica's heartbeat, reads the fleet's version (the fallback when a log entry was missed),
+/// re-seeds a fleet Redis lost with the version this replica runs, and refreshes the replica
+/// list (a replica 5 heartbeats late is lost, one 60 s lost is forgotten). Blocking Redis
+/// calls, all on this thread (docs/decisions/0021-fleet-through-redis.md).
+///
+/// Thread-safe: applied(), set_heartbeat(), connected() and replicas() may be called from any
+/// thread. `apply` runs on the fleet thread and must hand the version over (post it) to the
+/// thread that installs configs; it is never called after stop() returns.
+class FleetSync {
+ public:
+  /// Called with a version to run: from the log (newer than the one applied), or read from the
+  /// fleet's record (`authoritative`: what the fleet holds now, whatever its number; after a
+  /// re-seed it may be lower than the one applied).
+  using Apply = std::function<void(FleetVersion, bool authoritative)>;
+
+  FleetSync(FleetRedis::Options redis, config::FleetConfig config, std::string replica_id,
+            Apply apply, std::shared_ptr<spdlog::logger> log);
+  FleetSync(const FleetSync&) = delete;
+  FleetSync& operator=(const FleetSync&) = delete;
+  ~FleetSync();
+
+  void start();
+  /// Stops the thread (within about half a heartbeat) and joins it.
+  void stop();
+
+  /// What this replica runs now: its fleet version and that version's shared config (JSON
+  /// text), for the heartbeat and a re-seed.
+  void applied(std::uint64_t version, std::string config);
+  /// The fields of this replica's heartbeat (address, build, started, store_fallback, ...);
+  /// replica, version and last_seen_ms are added on each beat.
+  void set_heartbeat(nlohmann::json fields);
+  [[nodiscard]] bool connected() const noexcept { return connected_.load(); }
+  /// The replicas as of the last heartbeat, each with `state` ok or lost.
+  [[nodiscard]] nlohmann::json replicas() const;
+  [[nodiscard]] const std::string& replica_id() const noexcept { return replica_id_; }
+
+ private:
+  void run();
+  /// One heartbeat: publish ours, check the fleet's version, refresh the replica list.
+  void beat(FleetStore& store);
+  void refresh_replicas(FleetStore& store, std::int64_t now_ms);
+  /// Waits `how_long` unless stop() comes first; false when stopping.
+  bool pause(std::chrono::milliseconds how_long);
+
+  FleetRedis::Options redis_options_;
+  config::FleetConfig config_;
+  std::string replica_id_;
+  Apply apply_;
+  std::shared_ptr<spdlog::logger> log_;
+
+  mutable std::mutex mutex_;  // everything below but the atomics and the thread
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::uint64_t applied_version_ = 0;
+  std::string applied_config_;
+  nlohmann::json heartbeat_ = nlohmann::json::object();
+  nlohmann::json replicas_ = nlohmann::json::array();
+  std::atomic<bool> connected_{false};
+  std::thread thread_;
+};
+
+/// `fleet.replica_id`, or the host name and a random suffix.
+[[nodiscard]] std::string replica_id_for(const config::FleetConfig& config);
+/// Wall-clock milliseconds since the epoch (fleet timestamps cross hosts).
+[[nodiscard]] std::int64_t wall_ms();
+
+}  // namespace sluice::fleet

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fleet (docs/fleet.md) with the real binary: three replicas on one real redis-server. A
+// change made on any replica reaches all; concurrent changes on different replicas are all
+// kept; If-Match makes a change conditional; Redis down means 503 and serving on; Redis back
+// (with or without its data) converges; two fleets on one Redis stay apart.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/admin_client.hpp"
+#include "tests/support/demo_backend.hpp"
+#include "tests/support/metrics_text.hpp"
+#include "tests/support/redis_gateway.hpp"
+#include "tests/support/redis_server.hpp"
+#include "tests/support/sluice_process.hpp"
+#include "tests/support/wait.hpp"
+
+namespace sluice::testing {
+namespace {
+
+using nlohmann::json;
+
+class FleetTest : public ::testing::Test {
+ protected:
+  json replica_config(const std::string& fleet = "test") {
+    json c = redis_gateway_config(backend.endpoint(), redis.port(), 5);
+    c["fleet"] = {{"enabled", true}, {"name", fleet}, {"heartbeat_ms", 200}};
+    return c;
+  }
+  /// `n` replicas of fleet `fleet`, each started once the one before has joined.
+  void start_replicas(int n, const std::string& fleet = "test") {
+    for (int i = 0; i < n; ++i) {
+      replicas.push_back(std::make_unique<SluiceProcess>(replica_config(fleet)));
+    }
+  }
+  static json limit_of(SluiceProcess& replica) {
+    return AdminClient(replica.admin_port()).get("/admin/limits/p").body;
+  }
+  /// Waits until every replica runs `requests` for policy p.
+  void expect_everywhere(int requests) {
+    for (auto& replica : replicas) {
+      EXPECT_TRUE(wait_until("the change to reach every replica", [&] {
+        return limit_of(*replica)["requests"] == requests;
+      })) << replica->process().output();
+    }
+  }
+  static std::uint64_t fleet_version(SluiceProcess& replica) {
+    return AdminClient(replica.admin_port())
+        .get("/admin/fleet")
+        .body["version"]
+        .get<std::uint64_t>();
+  }
+
+  DemoBackend backend;
+  RedisServer redis;
+  std::vector<std::unique_ptr<SluiceProcess>> replicas;
+};
+
+TEST_F(FleetTest, AChangeOnOneReplicaIsAppliedOnAllAndTheAnswerWaitsForItsOwn) {
+  start_replicas(3);
+  AdminClient first(replicas[0]->admin_port());
+  const auto put = first.put("/admin/limits/p", {{"requests", 42}, {"window_ms", 60000}});
+  ASSERT_EQ(put.status, 200U) << put.body.dump();
+  EXPECT_EQ(limit_of(*replicas[0])["requests"], 42);  // the writer, at once
+  expect_everywhere(42);
+  const json fleet = first.get("/admin/fleet").body;
+  EXPECT_EQ(fleet["name"], "test");
+  EXPECT_EQ(fleet["version"], 2);  // the seed, then the change
+  EXPECT_TRUE(wait_until("three replicas in the list", [&] {
+    return AdminClient(replicas[1]->admin_port()).get("/admin/fleet").body["replicas"].size() == 3;
+  }));
+  for (auto& replica : replicas) {
+    EXPECT_TRUE(wait_until("the version metric", [&] {
+      return scrape_metrics(*replica).value("sluice_fleet_config_version") == 2;
+    }));
+    EXPECT_TRUE(wait_until("the connected gauge", [&] {
+      return scrape_metrics(*replica).value("sluice_fleet_connected") == 1;
+    }));
+  }
+  // A behaviour, not only a config: replica 3 limits at 42 per minute.
+  HttpClient proxy(replicas[2]->proxy_port());
+  EXPECT_EQ(status_for(proxy, "alice"), 200U);
+}
+
+TEST_F(FleetTest, ConcurrentChangesOnDifferentReplicasAreAllKept) {
+  start_replicas(3);
+  std::vector<std::thread> writers;
+  for (int i = 0; i < 3; ++i) {
+    writers.emplace_back([&, i] {
+      AdminClient client(replicas[static_cast<std::size_t>(i)]->admin_port());
+      for (int k = 0; k < 5; ++k) {
+        const auto put = client.put(
+            "/admin/limits/p/overrides/user-" + std::to_string(i) + "-" + std::to_string(k),
+            {{"requests", 10 + k}});
+        EXPECT_EQ(put.status, 200U) << put.body.dump();
+      }
+    });
+  }
+  for (auto& writer : writers) {
+    writer.join();
+  }
+  for (auto& replica : replicas) {
+    EXPECT_TRUE(wait_until("all 15 overrides on every replica", [&] {
+      return AdminClient(replica->admin_port())
+                 .get("/admin/config")
+                 .body["overrides"]["p"]
+                 .size() == 15;
+    })) << AdminClient(replica->admin_port()).get("/admin/config").body["overrides"].dump();
+  }
+  EXPECT_EQ(fleet_version(*replicas[0]), 16U);  // the seed and 15 changes, none lost
+}
+
+TEST_F(FleetTest, IfMatchMakesAChangeConditionalOnTheFleetVersion) {
+  start_replicas(2);
+  HttpClient first(replicas[0]->admin_port());
+  const auto stale = first.request(http::verb::put, "/admin/limits/p", {{"If-Match", "\"7\""}},
+                                   R"({"requests": 9, "window_ms": 60000})");
+  EXPECT_EQ(stale.result_int(), 412);
+  EXPECT_EQ(json::parse(stale.body())["error"], "version_mismatch");
+  EXPECT_EQ(json::parse(stale.body())["current"], 1);
+  const auto fresh = first.request(http::verb::put, "/admin/limits/p", {{"If-Match", "1"}},
+                                   R"({"requests": 9, "window_ms": 60000})");
+  EXPECT_EQ(fresh.result_int(), 200) << fresh.body();
+  expect_everywhere(9);
+  // The other replica made its change on version 1 too: the fleet moved on, so it is refused.
+  HttpClient second(replicas[1]->admin_port());
+  const auto late = second.request(http::verb::put, "/admin/limits/p", {{"If-Match", "1"}},
+                                   R"({"requests": 11, "window_ms": 60000})");
+  EXPECT_EQ(late.result_int(), 412);
+  EXPECT_EQ(json::parse(late.body())["current"], 2);
+  const auto bad = second.request(http::verb::put, "/admin/limits/p", {{"If-Match", "two"}},
+                                  R"({"requests": 11, "window_ms": 60000})");
+  EXPECT_EQ(bad.result_int(), 400);
+}
+
+TEST_F(FleetTest, RedisDownKeepsServingAndRefusesChangesRedisBackConverges) {
+  start_replicas(2);
+  AdminClient first(replicas[0]->admin_port());
+  ASSERT_EQ(first.put("/admin/limits/p", {{"requests", 30}, {"window_ms", 60000}}).status, 200U);
+  expect_everywhere(30);
+  redis.stop();
+  const auto refused = first.put("/admin/limits/p", {{"requests", 31}, {"window_ms", 60000}});
+  EXPECT_EQ(refused.status, 503U);
+  EXPECT_EQ(refused.body["error"], "fleet_unavailable");
+  EXPECT_EQ(limit_of(*replicas[0])["requests"], 30);  // changed nothing
+  EXPECT_TRUE(wait_until("the connected gauge to drop", [&] {
+    return scrape_metrics(*replicas[1]).value("sluice_fleet_connected") == 0;
+  }));
+  HttpClient proxy(replicas[1]->proxy_port());
+  EXPECT_EQ(proxy.get("/ok", {{"X-API-Key", "bob"}}).result_int(), 200);  // serving on
+
+  // Back without its data: a replica re-seeds the version it runs; changes work again.
+  redis.start();
+  EXPECT_TRUE(wait_until("the fleet to be re-seeded", [&] {
+    return redis.command({"HGET", "sluice-fleet:{test}:doc", "version"}) == "2";
+  }));
+  EXPECT_TRUE(wait_until("changes to be taken again", [&] {
+    return first.put("/admin/limits/p", {{"requests", 33}, {"window_ms", 60000}}).status == 200;
+  }));
+  expect_everywhere(33);
+}
+
+TEST_F(FleetTest, AReplicaThatWasAwayCatchesUpAndTwoFleetsStayApart) {
+  start_replicas(2);
+  auto other = std::make_unique<SluiceProcess>(replica_config("other"));
+  AdminClient first(replicas[0]->admin_port());
+  replicas[1]->process().send_signal(SIGSTOP);  // away (a long pause)
+  ASSERT_EQ(first.put("/admin/limits/p", {{"requests", 50}, {"window_ms", 60000}}).status, 200U);
+  ASSERT_EQ(first.put("/admin/limits/p", {{"requests", 51}, {"window_ms", 60000}}).status, 200U);
+  replicas[1]->process().send_signal(SIGCONT);
+  expect_everywhere(51);
+  EXPECT_EQ(limit_of(*other)["requests"], 5);  // the other fleet never saw it
+  EXPECT_EQ(fleet_version(*other), 1U);
+  // A restarted replica takes the fleet's version, not its file's.
+  replicas[1]->restart();
+  EXPECT_EQ(limit_of(*replicas[1])["requests"], 51);
+}
+
+// SIGHUP (or config_watch) in a fleet applies the file's local part; the shared part stays the
+// fleet's, so one replica's file cannot fork the fleet.
+TEST_F(FleetTest, AReloadKeepsTheFleetsSharedPartAndAppliesTheLocalOne) {
+  start_replicas(1);
+  AdminClient admin(replicas[0]->admin_port());
+  ASSERT_EQ(admin.put("/admin/limits/p", {{"requests", 60}, {"window_ms", 60000}}).status, 200U);
+  json file = replica_config();
+  file["limits"]["p"]["requests"] = 3;
+  file["http"] = {{"idle_timeout_ms", 12345}};
+  replicas[0]->rewrite_config(file);
+  const std::size_t mark = replicas[0]->process().line_count();
+  replicas[0]->reload();
+  ASSERT_TRUE(replicas[0]->process().wait_for_line_after(mark, "reload ok"));
+  EXPECT_TRUE(replicas[0]->process().wait_for_line_after(mark, "reload keeps fleet version 2"));
+  EXPECT_EQ(limit_of(*replicas[0])["requests"], 60);
+  EXPECT_EQ(admin.get("/admin/config").body["http"]["idle_timeout_ms"], 12345);
+}
+
+TEST_F(FleetTest, ConfigCheckNeedsARedisStoreForAFleet) {
+  json c = minimal_gateway_config({backend.endpoint()});
+  c["fleet"] = {{"enabled", true}};
+  SluiceProcess::Options options;
+  options.wait_ready = false;
+  SluiceProcess gateway(c, options);
+  EXPECT_TRUE(gateway.process().wait_for_line("fleet.enabled")) << gateway.process().output();
+  EXPECT_TRUE(gateway.process().wait_for_line("needs store.type \"redis\""));
+}
+
+}  // namespace
+}  // namespace sluice::testing
