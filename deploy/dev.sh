@@ -128,10 +128,12 @@ cmd_test() {
 
   # The TSan build is limited to the multi-threaded hammers (label "concurrency") and the
   # gateway with its proxy, admin and Redis integration tests (admin changes under proxy load,
-  # Redis connections on every worker thread); the test preset runs what was built.
+  # Redis connections on every worker thread) and the fleet (its own thread beside the control
+  # thread); the test preset runs what was built.
   configure_and_build tsan store_concurrency_tests breaker_concurrency_tests \
-    insight_concurrency_tests proxy_integration_tests admin_integration_tests redis_integration_tests
-  log "test: TSan, concurrency, proxy, admin and Redis integration tests ($((SECONDS - started)) s so far)"
+    insight_concurrency_tests proxy_integration_tests admin_integration_tests redis_integration_tests \
+    fleet_integration_tests
+  log "test: TSan, concurrency, proxy, admin, Redis and fleet integration tests ($((SECONDS - started)) s so far)"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --preset tsan -j2
   log "test: all passed in $((SECONDS - started)) s"
 }

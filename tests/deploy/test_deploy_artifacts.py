@@ -70,6 +70,11 @@ CONTRACT_METRICS = [
     "sluice_endpoint_healthy",
     "sluice_endpoint_ejections_total",
     "sluice_retries_total",
+    "sluice_fleet_connected",
+    "sluice_fleet_config_version",
+    "sluice_fleet_replicas",
+    "sluice_fleet_sync_seconds",
+    "sluice_fleet_applies_total",
 ]
 EXPECTED_ALERTS = {
     "SluiceDown", "SluiceUserHeavilyLimited", "SluiceBreakerDropping", "SluiceUpstreamErrorRatio",
@@ -404,6 +409,16 @@ class KubernetesTest(unittest.TestCase):
                        if d["metadata"]["name"] == self.config["store"]["host"])
         self.assertEqual(service["spec"]["ports"][0]["port"], self.config["store"]["port"])
 
+    def test_the_replicas_are_one_fleet_that_follows_the_config_map(self):
+        # docs/operations.md "Changing a fleet": an admin change reaches every pod; a ConfigMap
+        # update is re-read without a signal (a directory mount: subPath never updates).
+        self.assertTrue(self.config["fleet"]["enabled"])
+        self.assertTrue(self.config["config_watch"])
+        deployment = next(d for d in self.by_kind["Deployment"] if d["metadata"]["name"] == "sluice")
+        mounts = deployment["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
+        config_mount = next(m for m in mounts if m["mountPath"] == "/etc/sluice")
+        self.assertNotIn("subPath", config_mount)
+
 
 class ComposeTest(unittest.TestCase):
     @classmethod
@@ -420,6 +435,13 @@ class ComposeTest(unittest.TestCase):
                                              {"cert": certs / "tls.crt", "key": certs / "tls.key"})
             code, out = check_config(config, {self.config["admin"]["token_env"]: "t"})
         self.assertEqual(code, 0, out)
+
+    def test_two_replicas_form_one_fleet_on_the_compose_redis(self):
+        self.assertTrue(self.config["fleet"]["enabled"])
+        self.assertEqual(self.config["store"]["host"], "redis")
+        second = self.services["sluice-2"]
+        self.assertEqual(second["command"], self.services["sluice"]["command"])
+        self.assertEqual(second["volumes"], self.services["sluice"]["volumes"])
 
     def test_the_https_listener_s_files_are_compose_secrets_from_the_certs_directory(self):
         cert = listener(self.config, "https")["tls"]["certificates"][0]
@@ -459,7 +481,8 @@ class ComposeTest(unittest.TestCase):
     def test_prometheus_scrapes_the_admin_port_and_loads_the_rules(self):
         config = load_yaml_documents(PROMETHEUS_DIR / "prometheus.yml")[0]
         job = next(j for j in config["scrape_configs"] if j["job_name"] == "sluice")
-        self.assertEqual(job["static_configs"][0]["targets"], [f"sluice:{self.config['admin']['port']}"])
+        port = self.config['admin']['port']
+        self.assertEqual(job["static_configs"][0]["targets"], [f"sluice:{port}", f"sluice-2:{port}"])
         self.assertEqual(job.get("metrics_path", "/metrics"), "/metrics")
         mounts = self.services["prometheus"]["volumes"]
         for rule_file in config["rule_files"]:

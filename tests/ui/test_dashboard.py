@@ -4,12 +4,12 @@
 
     tests/ui/test_dashboard.py [-v] [--artifacts DIR]
 
-Starts two demo backends and the release sluice (an admin token, two routes, two policies, a
-breaker on each backend), then Debian's headless `chromium`, driven over the DevTools protocol
+Starts two demo backends, a redis-server and the release sluice (an admin token, two routes,
+two policies, a breaker on each backend, a fleet of one on that Redis), then Debian's headless `chromium`, driven over the DevTools protocol
 (python3-websockets). The browser loads /admin/ui, is asked for the token and types it into the
 form; the test then makes one backend fail and checks what the page's scripts rendered: the
 routes, the policies with their rates and top users, the failing backend's breaker open, the
-endpoints, live events. A screenshot goes to DIR/dashboard.png (build/test-artifacts by
+endpoints, the fleet, live events. A screenshot goes to DIR/dashboard.png (build/test-artifacts by
 default), the children's logs to DIR/dashboard/. Exits 77 (ctest: skipped) without chromium.
 """
 
@@ -35,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "soak"))
 
-from faults import Admin, Child, DemoBackend  # noqa: E402  (the soak test's process helpers)
+from faults import Admin, Child, DemoBackend, free_port  # noqa: E402  (the soak test's process helpers)
 
 SKIP = 77  # ctest SKIP_RETURN_CODE
 TOKEN_ENV = "SLUICE_UI_TEST_ADMIN_TOKEN"
@@ -47,7 +47,7 @@ def binary(env_name, default):
     return os.environ.get(env_name) or str(ROOT / "build" / "bin" / default)
 
 
-def make_config(steady, flaky):
+def make_config(steady, flaky, redis_port):
     breaker = {"enabled": True, "k": 1.5, "protection": 5, "window_ms": 5000, "buckets": 10,
                "failure_statuses": [500, 502, 503, 504]}
     return {
@@ -56,6 +56,10 @@ def make_config(steady, flaky):
         "threads": 2,
         "access_log": {"enabled": False, "path": "-"},
         "identity": [{"header": "X-User"}, {"client_ip": True}],
+        # A fleet of one on a real Redis, so the fleet panel has something to show.
+        "store": {"type": "redis", "host": "127.0.0.1", "port": redis_port},
+        "fleet": {"enabled": True, "name": "ui-test", "replica_id": "ui-replica",
+                  "heartbeat_ms": 200},
         "limits": {
             "standard": {"requests": 100000, "window_ms": 60000, "buckets": 60},
             "strict": {"requests": 5, "window_ms": 10000, "buckets": 10},
@@ -227,8 +231,15 @@ class DashboardTest(unittest.IsolatedAsyncioTestCase):
         cls.children.append(cls.steady)
         cls.flaky = DemoBackend(demo, 1, cls.logs)
         cls.children.append(cls.flaky)
+        redis_port = free_port()
+        cls.redis = Child("redis", [shutil.which("redis-server") or "redis-server", "--port",
+                                    str(redis_port), "--bind", "127.0.0.1", "--save", "",
+                                    "--appendonly", "no"], cls.logs)
+        cls.children.append(cls.redis)
+        cls.redis.wait_for(r"Ready to accept connections")
         config_path = cls.tmp / "sluice.json"
-        config_path.write_text(json.dumps(make_config(cls.steady, cls.flaky), indent=2))
+        config_path.write_text(json.dumps(make_config(cls.steady, cls.flaky, redis_port),
+                                          indent=2))
         cls.token = secrets.token_hex(16)
         env = {**os.environ, TOKEN_ENV: cls.token}
         cls.gateway = Child("sluice", [binary("SLUICE_BINARY", "sluice"), "--config",
@@ -403,6 +414,17 @@ class DashboardTest(unittest.IsolatedAsyncioTestCase):
                          [["flaky", self.flaky.endpoint], ["steady", self.steady.endpoint]])
         for backend, endpoint, state in endpoints:
             self.assertTrue(state, f"{backend} {endpoint} shows no state")
+
+        # The fleet: one replica, this one, named in the header.
+        fleet = await page.wait_for("""(() => {
+            const rows = [...document.querySelectorAll('#fleet-body tr[data-replica]')];
+            return rows.length === 1 && !document.getElementById('fleet-panel').hidden && {
+              replica: rows[0].querySelector('[data-field="replica"]').textContent,
+              state: rows[0].dataset.state,
+              header: document.getElementById('replica').textContent};
+          })()""", "the fleet panel")
+        self.assertEqual(fleet, {"replica": "ui-replica (this one)", "state": "ok",
+                                 "header": "replica ui-replica of fleet ui-test"})
 
         events = await page.wait_for("""(() => {
             const items = [...document.querySelectorAll('#events-list li[data-event-type]')];

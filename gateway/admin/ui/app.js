@@ -208,6 +208,36 @@
     setPanel('routes', rows.length ? 'ok' : 'empty', rows.length ? '' : 'no routes configured');
   }
 
+  /// The fleet (docs/fleet.md): hidden when the fleet is off (404); the header names the
+  /// replica this page talks to.
+  async function refreshFleet() {
+    let body;
+    try {
+      body = await getJson('/admin/fleet');
+    } catch (error) {
+      if (error instanceof HttpError && error.status === 404) {
+        $('fleet-panel').hidden = true;
+        $('replica').textContent = '';
+        return;
+      }
+      throw error;
+    }
+    $('fleet-panel').hidden = false;
+    $('replica').textContent = `replica ${body.replica} of fleet ${body.name}`;
+    $('fleet-summary').textContent = `fleet version ${body.version}` +
+        (body.connected ? '' : ' (Redis unreachable: changes answer 503 until it is back)');
+    const replicas = (body.replicas || []).slice().sort((a, b) => a.replica.localeCompare(b.replica));
+    const rows = replicas.map((r) => el('tr', {'data-replica': r.replica, 'data-state': r.state},
+        el('td', {'data-field': 'replica',
+                  text: r.replica === body.replica ? `${r.replica} (this one)` : r.replica}),
+        el('td', {'data-field': 'address', text: r.address || ''}),
+        el('td', {'data-field': 'version', text: String(r.version)}),
+        el('td', {'data-field': 'state', text: r.state}),
+        el('td', {'data-field': 'last-seen', text: `${(r.last_seen_ms / 1000).toFixed(1)} s ago`})));
+    $('fleet-body').replaceChildren(...rows);
+    setPanel('fleet', rows.length ? 'ok' : 'empty', rows.length ? '' : 'no heartbeat yet');
+  }
+
   async function topUsers(policy) {
     try {
       const body = await getJson(`/admin/limits/${encodeURIComponent(policy)}/top?n=${TOP_USERS}`);
@@ -462,6 +492,7 @@
         guarded('routes', refreshRoutes),
         guarded('policies', refreshPolicies),
         guarded(null, refreshBackends),
+        guarded('fleet', refreshFleet),
       ]);
       const errors = results.filter((r) => r.status === 'rejected').map((r) => r.reason);
       if (errors.some((e) => e instanceof Unauthorized)) {
