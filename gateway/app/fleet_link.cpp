@@ -3,7 +3,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <random>
+#include <thread>
 #include <utility>
 
 namespace sluice::app {
@@ -11,8 +14,9 @@ namespace {
 
 using Kind = admin::CommitError::Kind;
 
-/// Concurrent writers each retry at most this often before answering 503.
-constexpr int kWriteAttempts = 8;
+/// A writer that lost the race waits a moment (up to this, times its attempt, at random)
+/// before trying again, so writers on several replicas stop colliding in step.
+constexpr std::chrono::milliseconds kRetryPause{2};
 
 fleet::FleetVersion version_of(const config::ConfigDocument& document, std::string replica) {
   return {0, fleet::shared_part(document.json()).dump(), std::move(replica), fleet::wall_ms()};
@@ -79,7 +83,13 @@ std::variant<FleetLink::Written, admin::CommitError> FleetLink::write(
   const auto edits =
       fleet::edits_between(fleet::shared_part(base.json()), fleet::shared_part(next.json()));
   std::uint64_t expected = options.if_match.value_or(version_);
-  for (int attempt = 0; attempt < kWriteAttempts; ++attempt) {
+  // Retried until sync_timeout_ms: under contention every writer gets through, later.
+  const auto deadline = std::chrono::steady_clock::now() + config_.sync_timeout;
+  std::minstd_rand jitter(static_cast<std::uint32_t>(fleet::wall_ms()));
+  for (int attempt = 1; std::chrono::steady_clock::now() < deadline; ++attempt) {
+    if (attempt > 1) {
+      std::this_thread::sleep_for(kRetryPause * (1 + jitter() % attempt));
+    }
     fleet::FleetVersion candidate = version_of(next, replica_id_);
     const auto outcome = store_.write(expected, candidate, std::string(source), options.summary);
     using Result = fleet::WriteOutcome::Result;
@@ -115,14 +125,15 @@ std::variant<FleetLink::Written, admin::CommitError> FleetLink::write(
     expected = current->version;
   }
   return admin::CommitError{Kind::kFleetUnavailable,
-                            "too many concurrent fleet changes; try again"};
+                            "other replicas kept writing first for sync_timeout_ms; try again"};
 }
 
 void FleetLink::applied(const fleet::FleetVersion& version) {
   version_ = version.version;
   sync_.applied(version.version, version.config);
   metrics_.version().Set(static_cast<double>(version.version));
-  if (version.at_ms > 0) {
+  // The version taken at start was made before this process: not a propagation to measure.
+  if (std::exchange(joined_, true) && version.at_ms > 0) {
     const auto late = std::max<std::int64_t>(0, fleet::wall_ms() - version.at_ms);
     metrics_.sync_seconds().Observe(static_cast<double>(late) / 1000.0);
   }

@@ -77,6 +77,7 @@ class FleetLink {
   fleet::FleetSync sync_;
   std::shared_ptr<spdlog::logger> log_;
   std::uint64_t version_ = 0;  ///< the fleet version this replica runs (0: none yet)
+  bool joined_ = false;        ///< applied() ran once (the version taken at start)
 };
 
 /// The fleet's Redis connection settings: the store's (host, port, password from its env var).

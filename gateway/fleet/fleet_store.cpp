@@ -16,8 +16,8 @@ local current = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if current ~= tonumber(ARGV[1]) then return {0, current} end
 local v = current + 1
 redis.call('HSET', KEYS[1], 'version', v, 'config', ARGV[2], 'replica', ARGV[3], 'at_ms', ARGV[4])
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', 1000, '*', 'version', v, 'config', ARGV[2],
-           'replica', ARGV[3], 'at_ms', ARGV[4], 'source', ARGV[5], 'summary', ARGV[6])
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', 1000, '*', 'version', v, 'replica', ARGV[3],
+           'at_ms', ARGV[4], 'source', ARGV[5], 'summary', ARGV[6])
 return {1, v}
 )lua";
 
@@ -27,8 +27,8 @@ constexpr std::string_view kSeedScript = R"lua(
 if not redis.call('HGET', KEYS[1], 'version') then
   redis.call('HSET', KEYS[1], 'version', ARGV[1], 'config', ARGV[2], 'replica', ARGV[3],
              'at_ms', ARGV[4])
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', 1000, '*', 'version', ARGV[1], 'config', ARGV[2],
-             'replica', ARGV[3], 'at_ms', ARGV[4], 'source', ARGV[5], 'summary', 'seeded')
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', 1000, '*', 'version', ARGV[1], 'replica', ARGV[3],
+             'at_ms', ARGV[4], 'source', ARGV[5], 'summary', 'seeded')
 end
 return redis.call('HMGET', KEYS[1], 'version', 'config', 'replica', 'at_ms')
 )lua";
@@ -66,8 +66,6 @@ FleetVersion entry_version(const RedisReply& entry) {
     const std::string& value = fields[i + 1].text;
     if (name == "version") {
       v.version = number<std::uint64_t>(value);
-    } else if (name == "config") {
-      v.config = value;
     } else if (name == "replica") {
       v.replica = value;
     } else if (name == "at_ms") {

@@ -30,9 +30,10 @@ struct WriteOutcome {
 };
 
 /// The fleet's keys in Redis (docs/fleet.md, "In Redis"), all under the hash tag
-/// `{sluice-fleet:NAME}` so they share one Redis Cluster slot and one Lua script may touch
-/// them: `...:doc` (a hash: version, config, replica, at_ms), `...:log` (a stream, the
-/// change log: one entry per version, oldest trimmed past about 1,000) and `...:replicas` (a
+/// `{NAME}` (`sluice-fleet:{NAME}:...`) so they share one Redis Cluster slot and one Lua script
+/// may touch them: `...:doc` (a hash: version, config, replica, at_ms), `...:log` (a stream, the
+/// change log: one entry per version without its config, which only the doc holds; oldest
+/// trimmed past about 1,000) and `...:replicas` (a
 /// hash: replica id to its heartbeat, JSON). Every write is one script, so a version and its
 /// log entry are made together or not at all. Confined to the thread of its FleetRedis, which
 /// must outlive it.
@@ -51,7 +52,7 @@ class FleetStore {
   /// The fleet's version now: nullopt when unavailable, a version 0 when the fleet has none.
   [[nodiscard]] std::optional<FleetVersion> current();
   /// The versions logged after stream id `last_id` (updated to the last one read), waiting up
-  /// to `block` for one. nullopt: unavailable.
+  /// to `block` for one; their `config` is empty (current() has it). nullopt: unavailable.
   [[nodiscard]] std::optional<std::vector<FleetVersion>> read_log(std::string& last_id,
                                                                   std::chrono::milliseconds block);
   /// The id of the log's newest entry ("0-0" for an empty log). nullopt: unavailable.

@@ -153,8 +153,12 @@ void FleetSync::run() {
         const std::lock_guard lock(mutex_);
         applied = applied_version_;
       }
+      // The log says a newer version exists; the doc holds it (and anything newer still): one
+      // read however far behind this replica is.
       if (newest->version > applied) {
-        apply_(*newest, false);
+        if (auto current = store.current(); current && current->version >= newest->version) {
+          apply_(std::move(*current), false);
+        }
       }
     }
   }

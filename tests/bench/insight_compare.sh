@@ -12,6 +12,11 @@
 #   watch    admin.top_users false, the SSE clients and the poller (the second half)
 #   control  the same as `off`: an A/A pair, which shows how finely the method can tell two
 #            equal builds apart on this machine
+#   fleet    the fleet on (docs/fleet.md): a fleet of its own per process on a local
+#            redis-server (heartbeat every second, the fleet thread waiting on the change log).
+#            When MODES has `fleet`, every config of the run (`off` too) uses that redis-server
+#            as its store and proxies without a limit: the plain data path, the same on both
+#            sides but for the fleet
 # Load: wrk keep-alive GETs through a rate limit (set far above the load, so it is decided on
 # every request and never refuses), each request keyed by X-API-Key over USERS users
 # (tests/bench/peers/keys.lua: every user once per USERS requests, the heavy-hitter sketch's
@@ -134,20 +139,41 @@ cpu_ticks() { # utime + stime of one process, all threads
   echo $((fields[11] + fields[12]))
 }
 
+REDIS_PORT=''
+start_redis() { # for MODES with fleet
+  REDIS_PORT=$(free_port)
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+    >"$WORK/redis.log" 2>&1 &
+  PIDS+=($!)
+  local i
+  for ((i = 0; i < 100; i++)); do
+    grep -q 'Ready to accept connections' "$WORK/redis.log" && return 0
+    sleep 0.1
+  done
+  die "redis-server did not start: $(tail -3 "$WORK/redis.log")"
+}
+
 write_config() { # write_config MODE
-  local top=false
+  local top=false extra='' limit='"bench"'
   [[ $1 != on && $1 != sketch ]] || top=true
+  if [[ -n $REDIS_PORT ]]; then
+    extra="\"store\": {\"type\": \"redis\", \"host\": \"127.0.0.1\", \"port\": $REDIS_PORT},"
+    limit=null
+  fi
+  if [[ $1 == fleet ]]; then
+    extra="$extra \"fleet\": {\"enabled\": true, \"name\": \"bench-$RANDOM$RANDOM\"},"
+  fi
   cat >"$WORK/$1.json" <<EOF
 {"listen": {"address": "127.0.0.1", "port": 0},
  "admin": {"address": "127.0.0.1", "port": 0, "token_env": "$TOKEN_ENV", "top_users": $top},
- "threads": 1, "drain_timeout_ms": 1000,
+ "threads": 1, "drain_timeout_ms": 1000, $extra
  "http": {"max_connections": 10000, "idle_timeout_ms": 600000},
  "access_log": {"enabled": false},
  "identity": [{"header": "X-API-Key"}],
  "limits": {"bench": {"requests": 1000000000, "window_ms": 60000, "buckets": 60}},
  "backends": {"demo": {"endpoints": ["127.0.0.1:$BACKEND_PORT"], "max_idle_per_endpoint": 128,
                        "breaker": {"enabled": true}}},
- "routes": [{"name": "all", "prefix": "/", "backend": "demo", "limit": "bench"}]}
+ "routes": [{"name": "all", "prefix": "/", "backend": "demo", "limit": $limit}]}
 EOF
   "$WORK/bin/sluice" --check --config "$WORK/$1.json" >/dev/null || die "sluice rejects $1.json"
 }
@@ -393,7 +419,8 @@ main() {
   [[ $QUOTA =~ ^[0-9]+$ ]] && ((QUOTA >= 1 && QUOTA <= 50)) ||
     die "QUOTA must be 1-50 (% of one cpu for each of the two processes on cpu 0)"
   for mode in $MODES; do
-    [[ $mode =~ ^(on|sketch|watch|control)$ ]] || die "unknown mode '$mode' (on sketch watch control)"
+    [[ $mode =~ ^(on|sketch|watch|control|fleet)$ ]] ||
+      die "unknown mode '$mode' (on sketch watch control fleet)"
   done
   # Everything this script starts runs on cpu 1 (sluice is started on cpu 0 explicitly).
   taskset -pc 1 $$ >/dev/null
@@ -405,6 +432,7 @@ main() {
   make_cgroups
   log "load average $(cut -d' ' -f1-3 /proc/loadavg); $ROUNDS rounds of ${DURATION}s per pair"
   start_backend
+  [[ " $MODES " != *" fleet "* ]] || start_redis
   write_config off
   for mode in $MODES; do [[ $mode == control ]] || write_config "$mode"; done
   cp "$WORK/off.json" "$WORK/control.json"
