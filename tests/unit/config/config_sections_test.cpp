@@ -325,3 +325,52 @@ TEST(ServerSectionsTest, SharedNameRules) {
 
 }  // namespace
 }  // namespace sluice::config
+
+namespace sluice::config {
+namespace {
+
+// docs/fleet.md: the fleet needs the store's Redis; its fields are checked like any other.
+TEST(FleetSectionTest, DefaultsToOffAndParsesEveryField) {
+  EXPECT_EQ(parsed(valid_document()).fleet, FleetConfig{});
+  auto doc = valid_document();
+  doc["store"] = {{"type", "redis"}};
+  doc["fleet"] = {{"enabled", true},
+                  {"name", "prod-eu"},
+                  {"replica_id", "pod-1"},
+                  {"sync_timeout_ms", 500},
+                  {"heartbeat_ms", 250}};
+  const FleetConfig fleet = parsed(doc).fleet;
+  EXPECT_TRUE(fleet.enabled);
+  EXPECT_EQ(fleet.name, "prod-eu");
+  EXPECT_EQ(fleet.replica_id, "pod-1");
+  EXPECT_EQ(fleet.sync_timeout, std::chrono::milliseconds(500));
+  EXPECT_EQ(fleet.heartbeat, std::chrono::milliseconds(250));
+}
+
+TEST(FleetSectionTest, NeedsARedisStoreAndValidNames) {
+  auto doc = valid_document();
+  doc["fleet"] = {{"enabled", true}, {"name", "two words"}, {"heartbeat_ms", 10}};
+  EXPECT_THAT(
+      problems_of(doc),
+      ElementsAre(
+          "fleet.name: must be 1-64 letters, digits, '-' or '_'",
+          "fleet.heartbeat_ms: must be between 100 and 60000",
+          R"(fleet.enabled: needs store.type "redis" (the fleet shares the store's Redis))"));
+  doc["fleet"] = {{"enabled", false}, {"replica_id", ""}};
+  EXPECT_THAT(problems_of(doc),
+              ElementsAre("fleet.replica_id: must be 1-64 letters, digits, '-' or '_'"));
+}
+
+TEST(FleetSectionTest, ConfigWatchIsABooleanOffByDefault) {
+  EXPECT_FALSE(parsed(valid_document()).config_watch);
+  auto doc = valid_document();
+  doc["config_watch"] = true;
+  EXPECT_TRUE(parsed(doc).config_watch);
+  doc["config_watch"] = "yes";
+  EXPECT_THAT(problems_of(doc), ElementsAre("config_watch: must be a boolean"));
+  doc.erase("config_watch");
+  EXPECT_THAT(problems_of(doc), IsEmpty());
+}
+
+}  // namespace
+}  // namespace sluice::config
