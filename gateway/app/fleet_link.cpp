@@ -9,6 +9,8 @@
 #include <thread>
 #include <utility>
 
+#include "gateway/config/json_members.hpp"
+
 namespace sluice::app {
 namespace {
 
@@ -19,7 +21,7 @@ using Kind = admin::CommitError::Kind;
 constexpr std::chrono::milliseconds kRetryPause{2};
 
 fleet::FleetVersion version_of(const config::ConfigDocument& document, std::string replica) {
-  return {0, fleet::shared_part(document.json()).dump(), std::move(replica), fleet::wall_ms()};
+  return {0, fleet::dump_shared_part(document.json()), std::move(replica), fleet::wall_ms()};
 }
 
 }  // namespace
@@ -37,14 +39,20 @@ fleet::FleetRedis::Options fleet_redis_options(const config::Config& config) {
   return options;
 }
 
-FleetLink::FleetLink(const config::Config& config, metrics::Metrics& metrics, Apply apply,
+FleetLink::FleetLink(const config::Config& config, metrics::Metrics& metrics, Wake wake,
                      std::shared_ptr<spdlog::logger> log)
     : config_(config.fleet),
       replica_id_(fleet::replica_id_for(config.fleet)),
+      wake_(std::move(wake)),
       redis_(fleet_redis_options(config)),
       store_(redis_, config.fleet.name),
       metrics_(metrics.registry()),
-      sync_(fleet_redis_options(config), config.fleet, replica_id_, std::move(apply), log),
+      sync_(
+          fleet_redis_options(config), config.fleet, replica_id_,
+          [this](fleet::FleetVersion version, bool authoritative) {
+            deliver(std::move(version), authoritative);
+          },
+          log),
       log_(std::move(log)) {}
 
 FleetLink::~FleetLink() {
@@ -73,6 +81,23 @@ void FleetLink::stop() {
   sync_.stop();
 }
 
+void FleetLink::deliver(fleet::FleetVersion version, bool authoritative) {
+  bool waiting = false;
+  {
+    const std::lock_guard lock(delivered_mutex_);
+    waiting = delivered_.has_value();
+    delivered_ = Delivered{std::move(version), authoritative};
+  }
+  if (!waiting) {
+    wake_();
+  }
+}
+
+std::optional<FleetLink::Delivered> FleetLink::take_delivered() {
+  const std::lock_guard lock(delivered_mutex_);
+  return std::exchange(delivered_, std::nullopt);
+}
+
 std::optional<fleet::FleetVersion> FleetLink::read_current() {
   return store_.current();
 }
@@ -80,8 +105,8 @@ std::optional<fleet::FleetVersion> FleetLink::read_current() {
 std::variant<FleetLink::Written, admin::CommitError> FleetLink::write(
     const config::ConfigDocument& base, config::ConfigDocument next,
     const admin::CommitOptions& options, std::string_view source) {
-  const auto edits =
-      fleet::edits_between(fleet::shared_part(base.json()), fleet::shared_part(next.json()));
+  // The change as edits, made only when another replica wrote first (most writes are not).
+  std::optional<std::vector<fleet::Edit>> edits;
   std::uint64_t expected = options.if_match.value_or(version_);
   // Retried until sync_timeout_ms: under contention every writer gets through, later.
   const auto deadline = std::chrono::steady_clock::now() + config_.sync_timeout;
@@ -109,12 +134,16 @@ std::variant<FleetLink::Written, admin::CommitError> FleetLink::write(
     if (!current) {
       return admin::CommitError{Kind::kFleetUnavailable, "fleet Redis: " + redis_.error()};
     }
-    auto shared = fleet::Document::parse(current->config, nullptr, false);
+    auto shared = config::parse_ordered(current->config);
     if (!shared.is_object()) {
       shared = fleet::Document::object();
     }
+    if (!edits) {
+      edits =
+          fleet::edits_between(fleet::shared_part(base.json()), fleet::shared_part(next.json()));
+    }
     auto merged = config::ConfigDocument::from_json(
-        fleet::with_shared(next.json(), fleet::apply_edits(std::move(shared), edits)));
+        fleet::with_shared(next.json(), fleet::apply_edits(std::move(shared), *edits)));
     if (!merged.ok()) {
       return admin::CommitError{Kind::kFleetConflict,
                                 "the change no longer fits fleet version " +

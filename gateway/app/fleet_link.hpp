@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -26,13 +27,19 @@ namespace sluice::app {
 /// fleet thread that brings other replicas' changes. The blocking calls here (start, write) are
 /// the control thread's, bounded by fleet.sync_timeout_ms
 /// (docs/decisions/0021-fleet-through-redis.md). Confined to the control thread but for
-/// `apply`, which the fleet thread calls (it must post).
+/// the fleet thread's deliveries (behind a mutex; `wake` posts) and take_delivered().
 class FleetLink {
  public:
+  /// Called on the fleet thread when a version to run was delivered and none was waiting: it
+  /// must post a call of take_delivered() to the control thread.
+  using Wake = std::function<void()>;
   /// A version this replica should run; `authoritative` as FleetSync::Apply.
-  using Apply = fleet::FleetSync::Apply;
+  struct Delivered {
+    fleet::FleetVersion version;
+    bool authoritative = false;
+  };
 
-  FleetLink(const config::Config& config, metrics::Metrics& metrics, Apply apply,
+  FleetLink(const config::Config& config, metrics::Metrics& metrics, Wake wake,
             std::shared_ptr<spdlog::logger> log);
   ~FleetLink();
   FleetLink(const FleetLink&) = delete;
@@ -58,6 +65,11 @@ class FleetLink {
   /// The fleet's version now, read from Redis (to tell a real regression from a stale one).
   [[nodiscard]] std::optional<fleet::FleetVersion> read_current();
 
+  /// The newest version the fleet thread delivered since the last call, or nullopt. Versions
+  /// it replaced before the control thread came are skipped: installing only the newest keeps
+  /// a busy control thread from building a backlog of versions no longer current.
+  [[nodiscard]] std::optional<Delivered> take_delivered();
+
   /// The control thread ran `version` (made `at_ms`): heartbeat, gauge, sync histogram.
   void applied(const fleet::FleetVersion& version);
   [[nodiscard]] std::uint64_t version() const noexcept { return version_; }
@@ -69,9 +81,15 @@ class FleetLink {
   [[nodiscard]] const std::string& replica_id() const noexcept { return replica_id_; }
 
  private:
+  /// Keeps the newest delivered version (fleet thread) for take_delivered (control thread).
+  void deliver(fleet::FleetVersion version, bool authoritative);
+
   config::FleetConfig config_;
   std::string replica_id_;
-  fleet::FleetRedis redis_;  ///< the control thread's own connection
+  Wake wake_;
+  std::mutex delivered_mutex_;
+  std::optional<Delivered> delivered_;  ///< guarded by delivered_mutex_
+  fleet::FleetRedis redis_;             ///< the control thread's own connection
   fleet::FleetStore store_;
   metrics::FleetMetrics metrics_;
   fleet::FleetSync sync_;

@@ -6,6 +6,7 @@
 
 #include "gateway/app/gateway.hpp"
 #include "gateway/app/listen_socket.hpp"
+#include "gateway/config/json_members.hpp"
 #include "gateway/log/logging.hpp"
 
 namespace sluice::app {
@@ -16,9 +17,11 @@ void Gateway::make_fleet() {
   }
   fleet_ = std::make_unique<FleetLink>(
       *config_, metrics_,
-      [this](fleet::FleetVersion version, bool authoritative) {
-        boost::asio::post(control_, [this, version = std::move(version), authoritative]() mutable {
-          apply_fleet(std::move(version), authoritative);
+      [this] {
+        boost::asio::post(control_, [this] {
+          if (auto delivered = fleet_->take_delivered()) {
+            apply_fleet(std::move(delivered->version), delivered->authoritative);
+          }
         });
       },
       log::get("fleet"));
@@ -69,12 +72,12 @@ void Gateway::apply_fleet(fleet::FleetVersion version, bool authoritative) {
     fleet_->count_apply(false);
     refused_fleet_version_ = version.version;
   };
-  auto shared = fleet::Document::parse(version.config, nullptr, false);
+  auto shared = config::parse_ordered(version.config);
   if (!shared.is_object()) {
     refuse("the fleet's config is not a JSON object");
     return;
   }
-  if (shared == fleet::shared_part(document_.json())) {
+  if (fleet::has_shared_part(document_.json(), shared)) {
     fleet_->applied(version);  // the same config (the seed, or a re-seed): nothing to install
     return;
   }
@@ -97,7 +100,7 @@ void Gateway::apply_fleet(fleet::FleetVersion version, bool authoritative) {
 
 bool Gateway::keep_fleet_part(config::ConfigDocument& read, std::string& problem) {
   const auto running = fleet::shared_part(document_.json());
-  if (fleet::shared_part(read.json()) == running) {
+  if (fleet::has_shared_part(read.json(), running)) {
     return true;
   }
   auto merged = config::ConfigDocument::from_json(fleet::with_shared(read.json(), running));

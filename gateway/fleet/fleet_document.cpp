@@ -1,15 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/fleet/fleet_document.hpp"
 
+#include <string>
 #include <utility>
+
+#include "gateway/config/json_members.hpp"
 
 namespace sluice::fleet {
 namespace {
 
 void collect(const Document& base, const Document& next, std::vector<std::string>& path,
              std::vector<Edit>& edits) {
+  // Indexed: an overrides object may hold thousands of keys (config/json_members.hpp).
+  const config::MemberIndex base_members(base);
+  const config::MemberIndex next_members(next);
   for (auto it = base.begin(); it != base.end(); ++it) {
-    if (!next.contains(it.key())) {
+    if (!next_members.contains(it.key())) {
       path.push_back(it.key());
       edits.push_back(Edit{path, std::nullopt});
       path.pop_back();
@@ -17,12 +23,12 @@ void collect(const Document& base, const Document& next, std::vector<std::string
   }
   for (auto it = next.begin(); it != next.end(); ++it) {
     path.push_back(it.key());
-    const auto old = base.find(it.key());
-    if (old == base.end() && it->is_object() && !it->empty()) {
+    const Document* old = base_members.find(it.key());
+    if (old == nullptr && it->is_object() && !it->empty()) {
       // A new object: its members one by one, so what another replica put beside them on
       // the newer version stays (two replicas adding overrides to a policy that had none).
       collect(Document::object(), *it, path, edits);
-    } else if (old == base.end()) {
+    } else if (old == nullptr) {
       edits.push_back(Edit{path, *it});
     } else if (old->is_object() && it->is_object()) {
       collect(*old, *it, path, edits);
@@ -43,6 +49,43 @@ Document shared_part(const Document& document) {
     }
   }
   return shared;
+}
+
+std::string dump_shared_part(const Document& document) {
+  std::string text = "{";
+  for (const auto section : kSharedSections) {
+    if (const auto it = document.find(section); it != document.end()) {
+      if (text.size() > 1) {
+        text += ',';
+      }
+      text += Document(section).dump();
+      text += ':';
+      text += it->dump();
+    }
+  }
+  text += '}';
+  return text;
+}
+
+bool has_shared_part(const Document& document, const Document& shared) {
+  if (!document.is_object() || !shared.is_object()) {
+    return false;
+  }
+  std::size_t present = 0;
+  for (const auto section : kSharedSections) {
+    const auto mine = document.find(section);
+    const auto theirs = shared.find(section);
+    if ((mine == document.end()) != (theirs == shared.end())) {
+      return false;
+    }
+    if (mine != document.end()) {
+      ++present;
+      if (*mine != *theirs) {
+        return false;
+      }
+    }
+  }
+  return present == shared.size();  // and nothing beside the shared sections
 }
 
 Document with_shared(Document local, const Document& shared) {

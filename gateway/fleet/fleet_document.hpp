@@ -22,6 +22,10 @@ inline constexpr std::array<std::string_view, 6> kSharedSections = {
 
 /// The shared members of `document` (an object; absent members stay absent).
 [[nodiscard]] Document shared_part(const Document& document);
+/// shared_part(document).dump(), without copying the sections first.
+[[nodiscard]] std::string dump_shared_part(const Document& document);
+/// Whether `document`'s shared part equals `shared` (a shared part), without copying either.
+[[nodiscard]] bool has_shared_part(const Document& document, const Document& shared);
 /// `local` with its shared members replaced by those of `shared` (a member `shared` lacks is
 /// removed: the replica then uses the default, as every other replica does).
 [[nodiscard]] Document with_shared(Document local, const Document& shared);

@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "gateway/config/json_members.hpp"
 #include "gateway/config/problems.hpp"
 
 namespace sluice::insight {
@@ -71,18 +72,20 @@ class ChangesWalker {
 
   void walk_objects(const ordered_json& before, const ordered_json& after, const std::string& path,
                     ChangesDepth depth) {
+    // Indexed: an overrides object may hold thousands of keys (config/json_members.hpp).
+    const config::MemberIndex before_members(before);
+    const config::MemberIndex after_members(after);
     for (const auto& [key, value] : before.items()) {
       const ChangesDepth child = changes_child_depth(depth, key);
-      const auto it = after.find(key);
-      if (it == after.end()) {
+      if (const auto* other = after_members.find(key); other == nullptr) {
         out_.push_back({Op::kRemove, member(path, key, depth),
                         changes_relabel(value, child, label_), nullptr});
       } else {
-        walk(value, *it, member(path, key, depth), child);
+        walk(value, *other, member(path, key, depth), child);
       }
     }
     for (const auto& [key, value] : after.items()) {
-      if (!before.contains(key)) {
+      if (!before_members.contains(key)) {
         out_.push_back({Op::kAdd, member(path, key, depth), nullptr,
                         changes_relabel(value, changes_child_depth(depth, key), label_)});
       }

@@ -17,6 +17,22 @@ TEST(FleetDocumentTest, TheSharedPartIsTheSharedSectionsOnly) {
   EXPECT_EQ(shared_part(d), doc(R"({"limits": {"p": 1}, "routes": [], "backends": {"b": {}}})"));
 }
 
+TEST(FleetDocumentTest, TheSharedPartDumpsAndComparesWithoutACopy) {
+  const Document d = doc(R"({"listeners": [1], "routes": [], "limits": {"p": 1}, "threads": 2,
+                             "backends": {"b": {}}})");
+  EXPECT_EQ(dump_shared_part(d), shared_part(d).dump());
+  EXPECT_EQ(dump_shared_part(doc(R"({"threads": 2})")), "{}");
+  EXPECT_TRUE(has_shared_part(d, shared_part(d)));
+  EXPECT_TRUE(
+      has_shared_part(d, doc(R"({"routes": [], "backends": {"b": {}}, "limits": {"p": 1}})")));
+  EXPECT_FALSE(has_shared_part(d, doc(R"({"limits": {"p": 1}, "routes": []})")));  // one short
+  EXPECT_FALSE(
+      has_shared_part(d, doc(R"({"limits": {"p": 2}, "routes": [], "backends": {"b": {}}})")));
+  EXPECT_FALSE(has_shared_part(d, doc(R"({"limits": {"p": 1}, "routes": [], "backends": {"b": {}},
+                                          "threads": 2})")));  // not a shared part
+  EXPECT_FALSE(has_shared_part(d, Document::array()));
+}
+
 TEST(FleetDocumentTest, WithSharedReplacesInPlaceAndDropsWhatTheFleetLacks) {
   const Document local = doc(R"({"listeners": [1], "limits": {"p": 1}, "overrides": {"p": {}},
                                  "threads": 2})");
