@@ -7,6 +7,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -100,6 +101,9 @@ struct AdminContext {
   /// Each policy's heavy hitters (`GET /admin/limits/{policy}/top`; docs/operating.md "Heavy
   /// hitters"); null when `admin.top_users` is off.
   insight::TopUsersRegistry* top_users = nullptr;
+  /// Every replica's published heavy hitters, read from the fleet's Redis (`?scope=fleet`;
+  /// docs/fleet.md), nullopt when it did not answer; empty when the fleet or top_users is off.
+  std::function<std::optional<std::map<std::string, std::string>>()> fleet_tops{};
   /// The live event feed behind `GET /admin/events`; null: that answers 503.
   insight::EventFeed* events = nullptr;
   /// `GET /admin/insight/breakers`: each breaker's recent drop probabilities; empty: 404.
@@ -154,6 +158,8 @@ class AdminApi {
   Response breaker_history(const Call& call);
   // top_users_api.cpp (docs/operating.md "Heavy hitters"):
   Response top_users(const Call& call, const std::string& policy);
+  /// `?scope=fleet`: every replica's published heavy hitters of `policy`, merged.
+  Response fleet_top_users(const Call& call, const std::string& policy, std::size_t n);
   // insight_api.cpp (docs/operating.md "Versions and rollback", "Dry runs", "Audit lines"):
   struct Committed {
     std::uint64_t version = 0;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -76,6 +77,12 @@ class FleetLink {
   void count_apply(bool ok) { metrics_.count_apply(ok); }
   /// Refreshes the heartbeat's fields and the gauges (the control thread's tick).
   void tick(nlohmann::json heartbeat);
+  /// This replica's heavy hitters, for the fleet thread to publish (insight/fleet_top.hpp).
+  void set_top(std::string top) { sync_.set_top(std::move(top)); }
+  /// Every replica's published heavy hitters (a blocking read, bounded by sync_timeout_ms).
+  [[nodiscard]] std::optional<std::map<std::string, std::string>> published_tops() {
+    return store_.published_tops();
+  }
   /// GET /admin/fleet.
   [[nodiscard]] nlohmann::json view() const;
   [[nodiscard]] const std::string& replica_id() const noexcept { return replica_id_; }

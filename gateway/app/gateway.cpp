@@ -156,6 +156,10 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
           .tls_preview = [this](nlohmann::json& would_serve) { return preview_tls(would_serve); },
           .audit = log::get("audit"),
           .top_users = top_users_.get(),
+          .fleet_tops = fleet_ && top_users_
+                            ? std::function<std::optional<std::map<std::string, std::string>>()>(
+                                  [this] { return fleet_->published_tops(); })
+                            : nullptr,
           .events = &events_,
           .breaker_history = [this] { return breaker_history(); },
       },

@@ -84,7 +84,7 @@ class Gateway {
   void make_fleet();
   /// Takes the fleet's version (or seeds it) and starts the fleet thread.
   void start_fleet();
-  /// The heartbeat's fields and the fleet gauges, from the tick.
+  /// The heartbeat's fields, the heavy hitters to publish and the fleet gauges, from the tick.
   void fleet_tick();
   /// Runs a fleet version here (posted by the fleet thread, or taken at start).
   void apply_fleet(fleet::FleetVersion version, bool authoritative);

@@ -7,7 +7,9 @@
 #include "gateway/app/gateway.hpp"
 #include "gateway/app/listen_socket.hpp"
 #include "gateway/config/json_members.hpp"
+#include "gateway/insight/fleet_top.hpp"
 #include "gateway/log/logging.hpp"
+#include "gateway/log/user_hash.hpp"
 
 namespace sluice::app {
 
@@ -37,7 +39,33 @@ void Gateway::start_fleet() {
   }
 }
 
+namespace {
+
+/// This replica's heavy hitters of every policy, as the fleet publishes them (JSON text).
+std::string top_publication(insight::TopUsersRegistry& top_users, const config::Config& config) {
+  top_users.drain();
+  nlohmann::json policies = nlohmann::json::object();
+  for (const auto& [name, policy] : config.limits) {
+    if (insight::TopUsers* sketch = top_users.find(name)) {
+      policies[name] = insight::published_policy(sketch->top(insight::kPublishedUsers),
+                                                 sketch->window(), [](std::uint64_t user) {
+                                                   const auto label = log::user_label(user);
+                                                   return std::string(label.data(), label.size());
+                                                 });
+    }
+  }
+  return nlohmann::json{{"at_ms", fleet::wall_ms()},
+                        {"shared_labels", config.access_log.user_hash_key_env.has_value()},
+                        {"policies", std::move(policies)}}
+      .dump();
+}
+
+}  // namespace
+
 void Gateway::fleet_tick() {
+  if (fleet_ && top_users_) {
+    fleet_->set_top(top_publication(*top_users_, *config_));
+  }
   if (fleet_) {
     fleet_->tick({{"address", show(admin_endpoint_)},
                   {"started", started_},

@@ -81,7 +81,8 @@ FleetStore::FleetStore(FleetRedis& redis, const std::string& fleet_name)
     : redis_(redis),
       doc_("sluice-fleet:{" + fleet_name + "}:doc"),
       log_("sluice-fleet:{" + fleet_name + "}:log"),
-      replicas_("sluice-fleet:{" + fleet_name + "}:replicas") {}
+      replicas_("sluice-fleet:{" + fleet_name + "}:replicas"),
+      top_("sluice-fleet:{" + fleet_name + "}:top") {}
 
 std::optional<FleetVersion> FleetStore::take_or_seed(const FleetVersion& seed,
                                                      const std::string& source) {
@@ -150,13 +151,13 @@ std::optional<std::string> FleetStore::last_log_id() {
   return reply->elements[0].elements[0].text;
 }
 
-bool FleetStore::heartbeat(const std::string& replica, const std::string& heartbeat) {
-  const auto reply = redis_.call({"HSET", replicas_, replica, heartbeat});
+bool FleetStore::put(const std::string& hash, const std::string& replica, const std::string& text) {
+  const auto reply = redis_.call({"HSET", hash, replica, text});
   return reply && !reply->is_error();
 }
 
-std::optional<std::map<std::string, std::string>> FleetStore::replicas() {
-  const auto reply = redis_.call({"HGETALL", replicas_});
+std::optional<std::map<std::string, std::string>> FleetStore::all(const std::string& hash) {
+  const auto reply = redis_.call({"HGETALL", hash});
   if (!reply || reply->is_error()) {
     return std::nullopt;
   }
@@ -167,9 +168,26 @@ std::optional<std::map<std::string, std::string>> FleetStore::replicas() {
   return out;
 }
 
+bool FleetStore::heartbeat(const std::string& replica, const std::string& heartbeat) {
+  return put(replicas_, replica, heartbeat);
+}
+
+std::optional<std::map<std::string, std::string>> FleetStore::replicas() {
+  return all(replicas_);
+}
+
+bool FleetStore::publish_top(const std::string& replica, const std::string& top) {
+  return put(top_, replica, top);
+}
+
+std::optional<std::map<std::string, std::string>> FleetStore::published_tops() {
+  return all(top_);
+}
+
 bool FleetStore::forget(const std::string& replica) {
-  const auto reply = redis_.call({"HDEL", replicas_, replica});
-  return reply && !reply->is_error();
+  const auto heartbeat = redis_.call({"HDEL", replicas_, replica});
+  const auto top = redis_.call({"HDEL", top_, replica});
+  return heartbeat && !heartbeat->is_error() && top && !top->is_error();
 }
 
 }  // namespace sluice::fleet

@@ -34,7 +34,8 @@ struct WriteOutcome {
 /// may touch them: `...:doc` (a hash: version, config, replica, at_ms), `...:log` (a stream, the
 /// change log: one entry per version without its config, which only the doc holds; oldest
 /// trimmed past about 1,000) and `...:replicas` (a
-/// hash: replica id to its heartbeat, JSON). Every write is one script, so a version and its
+/// hash: replica id to its heartbeat, JSON) and `...:top` (a hash: replica id to its heavy
+/// hitters, JSON). Every write is one script, so a version and its
 /// log entry are made together or not at all. Confined to the thread of its FleetRedis, which
 /// must outlive it.
 class FleetStore {
@@ -61,14 +62,22 @@ class FleetStore {
   bool heartbeat(const std::string& replica, const std::string& heartbeat);
   /// Every replica's last heartbeat. nullopt: unavailable.
   [[nodiscard]] std::optional<std::map<std::string, std::string>> replicas();
-  /// Removes a replica's heartbeat (it has been lost too long).
+  /// Publishes this replica's heavy hitters (JSON text, insight/fleet_top.hpp).
+  bool publish_top(const std::string& replica, const std::string& top);
+  /// Every replica's last published heavy hitters. nullopt: unavailable.
+  [[nodiscard]] std::optional<std::map<std::string, std::string>> published_tops();
+  /// Removes a replica's heartbeat and heavy hitters (it has been lost too long).
   bool forget(const std::string& replica);
 
  private:
+  bool put(const std::string& hash, const std::string& replica, const std::string& text);
+  [[nodiscard]] std::optional<std::map<std::string, std::string>> all(const std::string& hash);
+
   FleetRedis& redis_;
   std::string doc_;
   std::string log_;
   std::string replicas_;
+  std::string top_;
 };
 
 }  // namespace sluice::fleet

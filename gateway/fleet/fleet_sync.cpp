@@ -98,6 +98,7 @@ void FleetSync::run() {
   const auto block = std::clamp<std::chrono::milliseconds>(config_.heartbeat / 2, 50ms, 500ms);
   std::string last_id;
   auto next_beat = std::chrono::steady_clock::now();
+  auto next_top = next_beat;
   auto backoff = kFirstBackoff;
   const auto went_down = [&] {
     if (connected_.exchange(false)) {
@@ -125,6 +126,10 @@ void FleetSync::run() {
     if (std::chrono::steady_clock::now() >= next_beat) {
       beat(store);
       next_beat = std::chrono::steady_clock::now() + config_.heartbeat;
+    }
+    if (std::chrono::steady_clock::now() >= next_top) {
+      publish_top(store);
+      next_top = std::chrono::steady_clock::now() + std::min(config_.heartbeat, kPublishTopEvery);
     }
     const auto versions = store.read_log(last_id, block);
     {
@@ -161,6 +166,22 @@ void FleetSync::run() {
         }
       }
     }
+  }
+}
+
+void FleetSync::set_top(std::string top) {
+  const std::lock_guard lock(mutex_);
+  top_ = std::move(top);
+}
+
+void FleetSync::publish_top(FleetStore& store) {
+  std::string top;
+  {
+    const std::lock_guard lock(mutex_);
+    top = top_;
+  }
+  if (!top.empty()) {
+    (void)store.publish_top(replica_id_, top);  // a failure: the log read notices and backs off
   }
 }
 

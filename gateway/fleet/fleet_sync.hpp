@@ -34,6 +34,9 @@ namespace sluice::fleet {
 /// thread that installs configs; it is never called after stop() returns.
 class FleetSync {
  public:
+  /// The longest time between two publications of this replica's heavy hitters.
+  static constexpr std::chrono::milliseconds kPublishTopEvery{2000};
+
   /// Called with a version to run: from the log (newer than the one applied), or read from the
   /// fleet's record (`authoritative`: what the fleet holds now, whatever its number; after a
   /// re-seed it may be lower than the one applied).
@@ -55,6 +58,9 @@ class FleetSync {
   /// The fields of this replica's heartbeat (address, build, started, store_fallback, ...);
   /// replica, version and last_seen_ms are added on each beat.
   void set_heartbeat(nlohmann::json fields);
+  /// This replica's heavy hitters (JSON text, insight/fleet_top.hpp), published every
+  /// heartbeat or every kPublishTopEvery, whichever is sooner; empty: nothing to publish.
+  void set_top(std::string top);
   [[nodiscard]] bool connected() const noexcept { return connected_.load(); }
   /// The replicas as of the last heartbeat, each with `state` ok or lost.
   [[nodiscard]] nlohmann::json replicas() const;
@@ -65,6 +71,7 @@ class FleetSync {
   /// One heartbeat: publish ours, check the fleet's version, refresh the replica list.
   void beat(FleetStore& store);
   void refresh_replicas(FleetStore& store, std::int64_t now_ms);
+  void publish_top(FleetStore& store);
   /// Waits `how_long` unless stop() comes first; false when stopping.
   bool pause(std::chrono::milliseconds how_long);
 
@@ -80,6 +87,7 @@ class FleetSync {
   std::uint64_t applied_version_ = 0;
   std::string applied_config_;
   nlohmann::json heartbeat_ = nlohmann::json::object();
+  std::string top_;
   nlohmann::json replicas_ = nlohmann::json::array();
   std::atomic<bool> connected_{false};
   std::thread thread_;

@@ -207,5 +207,50 @@ TEST_F(FleetTest, ConfigCheckNeedsARedisStoreForAFleet) {
   EXPECT_TRUE(gateway.process().wait_for_line("needs store.type \"redis\""));
 }
 
+// Heavy hitters of the whole fleet: each replica publishes its sketches' answers and
+// `?scope=fleet` sums them, so a user spread over replicas shows with its fleet-wide count.
+TEST_F(FleetTest, FleetScopeHeavyHittersSumEveryReplicasSketch) {
+  json config = replica_config();
+  config["access_log"] = {{"user_hash_key_env", "SLUICE_TEST_USER_KEY"}};
+  SluiceProcess::Options options;
+  options.env = {{"SLUICE_TEST_USER_KEY", "a-shared-secret-of-32-characters"}};
+  for (int i = 0; i < 2; ++i) {
+    replicas.push_back(std::make_unique<SluiceProcess>(config, options));
+  }
+  HttpClient first(replicas[0]->proxy_port());
+  HttpClient second(replicas[1]->proxy_port());
+  int limited = 0;  // 5 per minute: the sixth, or more while a store still decides locally
+  for (int i = 0; i < 6; ++i) {
+    limited += status_for(i < 3 ? first : second, "alice") == 429U ? 1 : 0;
+  }
+  EXPECT_GE(limited, 1);
+  EXPECT_EQ(status_for(second, "bob"), 200U);
+  AdminClient admin(replicas[0]->admin_port());
+  json top;
+  EXPECT_TRUE(wait_until("both replicas' counts in the fleet's answer", [&] {
+    top = admin.get("/admin/limits/p/top?scope=fleet").body;
+    return top["replicas"].size() == 2 && !top["users"].empty() && top["users"][0]["count"] == 6 &&
+           top["users"].size() == 2;
+  })) << top.dump();
+  EXPECT_EQ(top["scope"], "fleet");
+  EXPECT_EQ(top["users"][0]["limited"], limited);
+  EXPECT_EQ(top["users"][1]["count"], 1);
+  EXPECT_EQ(top["error_bound"], 0);
+  EXPECT_FALSE(top.contains("warning"));
+  const json local = admin.get("/admin/limits/p/top").body;  // this replica's share only
+  ASSERT_EQ(local["users"].size(), 1U) << local.dump();
+  EXPECT_EQ(local["users"][0]["count"], 3);
+  EXPECT_EQ(local["users"][0]["user"], top["users"][0]["user"]);  // one label fleet-wide
+  EXPECT_EQ(admin.get("/admin/limits/p/top?scope=region").status, 400U);
+}
+
+TEST_F(FleetTest, FleetScopeWithoutAFleetIsAConflict) {
+  json config = replica_config();
+  config["fleet"]["enabled"] = false;
+  SluiceProcess alone(config);
+  const auto top = AdminClient(alone.admin_port()).get("/admin/limits/p/top?scope=fleet");
+  EXPECT_EQ(top.status, 409U) << top.body.dump();
+}
+
 }  // namespace
 }  // namespace sluice::testing
