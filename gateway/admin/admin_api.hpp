@@ -92,20 +92,20 @@ struct AdminContext {
   /// What commit(next) would answer, with nothing changed (`?dry_run=true`): the backends'
   /// TLS files and, with admin.persist, the config file unchanged on disk. Empty: no checks.
   std::function<std::optional<CommitError>(const config::ConfigDocument& next)> check_commit;
-  /// `POST /admin/tls/reload?dry_run=true`: reads and checks every certificate file, installs
-  /// nothing; the problem, or nothing with `would_serve` set to what tls_certificates() would
-  /// then answer.
+  /// `POST /admin/tls/reload?dry_run=true`: checks every certificate file, installs nothing;
+  /// the problem, or nothing with `would_serve` set to what tls_certificates() would answer.
   std::function<std::optional<std::string>(nlohmann::json& would_serve)> tls_preview;
   /// The audit logger (one JSON line per applied change); null: the API's own logger.
   std::shared_ptr<spdlog::logger> audit;
   /// Each policy's heavy hitters (`GET /admin/limits/{policy}/top`; docs/operating.md "Heavy
   /// hitters"); null when `admin.top_users` is off.
   insight::TopUsersRegistry* top_users = nullptr;
-  /// Every replica's published heavy hitters, read from the fleet's Redis (`?scope=fleet`;
-  /// docs/fleet.md), nullopt when it did not answer; empty when the fleet or top_users is off.
+  /// Every replica's heavy hitters from the fleet's Redis (`?scope=fleet`; docs/fleet.md),
+  /// nullopt when it did not answer; empty when the fleet or top_users is off.
   std::function<std::optional<std::map<std::string, std::string>>()> fleet_tops{};
-  /// The live event feed behind `GET /admin/events`; null: that answers 503.
-  insight::EventFeed* events = nullptr;
+  insight::EventFeed* events = nullptr;  ///< behind `GET /admin/events`; null: 503
+  /// Every replica's events (`GET /admin/events?scope=fleet`); null when the fleet is off.
+  insight::EventFeed* fleet_events = nullptr;
   /// `GET /admin/insight/breakers`: each breaker's recent drop probabilities; empty: 404.
   std::function<nlohmann::json()> breaker_history{};
 };

@@ -160,6 +160,16 @@ Reply AdminApi::events(const Call& call) {
   if (call.req.method() != http::verb::get) {
     return method_not_allowed(call.req, "GET");
   }
+  if (const auto scope = query_parameter(call.req.target(), "scope"); scope && *scope != "local") {
+    if (*scope != "fleet") {
+      return field_error(call.req, "must be \"local\" or \"fleet\"", "(query) scope");
+    }
+    if (context_.fleet_events == nullptr) {
+      return reply(call.req, http::status::conflict,
+                   {{"error", "the fleet is off (fleet.enabled)"}});
+    }
+    return event_stream_reply(call.req, context_.fleet_events, log_, show(call.peer));
+  }
   return event_stream_reply(call.req, context_.events, log_, show(call.peer));
 }
 

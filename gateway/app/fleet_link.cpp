@@ -52,7 +52,7 @@ FleetLink::FleetLink(const config::Config& config, metrics::Metrics& metrics, Wa
           [this](fleet::FleetVersion version, bool authoritative) {
             deliver(std::move(version), authoritative);
           },
-          log),
+          [this](std::vector<fleet::FleetEvent> events) { deliver(std::move(events)); }, log),
       log_(std::move(log)) {}
 
 FleetLink::~FleetLink() {
@@ -85,8 +85,25 @@ void FleetLink::deliver(fleet::FleetVersion version, bool authoritative) {
   bool waiting = false;
   {
     const std::lock_guard lock(delivered_mutex_);
-    waiting = delivered_.has_value();
+    waiting = delivered_.has_value() || !events_.empty();
     delivered_ = Delivered{std::move(version), authoritative};
+  }
+  if (!waiting) {
+    wake_();
+  }
+}
+
+void FleetLink::deliver(std::vector<fleet::FleetEvent> events) {
+  bool waiting = false;
+  {
+    const std::lock_guard lock(delivered_mutex_);
+    waiting = delivered_.has_value() || !events_.empty();
+    events_.insert(events_.end(), std::make_move_iterator(events.begin()),
+                   std::make_move_iterator(events.end()));
+    if (events_.size() > kMaxDeliveredEvents) {
+      events_.erase(events_.begin(), events_.begin() + static_cast<std::ptrdiff_t>(
+                                                           events_.size() - kMaxDeliveredEvents));
+    }
   }
   if (!waiting) {
     wake_();
@@ -96,6 +113,11 @@ void FleetLink::deliver(fleet::FleetVersion version, bool authoritative) {
 std::optional<FleetLink::Delivered> FleetLink::take_delivered() {
   const std::lock_guard lock(delivered_mutex_);
   return std::exchange(delivered_, std::nullopt);
+}
+
+std::vector<fleet::FleetEvent> FleetLink::take_events() {
+  const std::lock_guard lock(delivered_mutex_);
+  return std::exchange(events_, {});
 }
 
 std::optional<fleet::FleetVersion> FleetLink::read_current() {

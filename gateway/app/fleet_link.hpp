@@ -31,8 +31,8 @@ namespace sluice::app {
 /// the fleet thread's deliveries (behind a mutex; `wake` posts) and take_delivered().
 class FleetLink {
  public:
-  /// Called on the fleet thread when a version to run was delivered and none was waiting: it
-  /// must post a call of take_delivered() to the control thread.
+  /// Called on the fleet thread when a version to run or events were delivered and nothing was
+  /// waiting: it must post a call of take_delivered() and take_events() to the control thread.
   using Wake = std::function<void()>;
   /// A version this replica should run; `authoritative` as FleetSync::Apply.
   struct Delivered {
@@ -66,6 +66,13 @@ class FleetLink {
   /// The fleet's version now, read from Redis (to tell a real regression from a stale one).
   [[nodiscard]] std::optional<fleet::FleetVersion> read_current();
 
+  /// The fleet's events the fleet thread delivered since the last call (oldest first; past
+  /// kMaxDeliveredEvents waiting, the oldest are dropped).
+  [[nodiscard]] std::vector<fleet::FleetEvent> take_events();
+  /// Sends one of this replica's live events to the fleet's event stream (queued).
+  void publish_event(std::string type, std::string body) {
+    sync_.publish_event(std::move(type), std::move(body));
+  }
   /// The newest version the fleet thread delivered since the last call, or nullopt. Versions
   /// it replaced before the control thread came are skipped: installing only the newest keeps
   /// a busy control thread from building a backlog of versions no longer current.
@@ -90,13 +97,17 @@ class FleetLink {
  private:
   /// Keeps the newest delivered version (fleet thread) for take_delivered (control thread).
   void deliver(fleet::FleetVersion version, bool authoritative);
+  /// Keeps delivered events (fleet thread) for take_events (control thread).
+  void deliver(std::vector<fleet::FleetEvent> events);
+  static constexpr std::size_t kMaxDeliveredEvents = 1024;
 
   config::FleetConfig config_;
   std::string replica_id_;
   Wake wake_;
   std::mutex delivered_mutex_;
-  std::optional<Delivered> delivered_;  ///< guarded by delivered_mutex_
-  fleet::FleetRedis redis_;             ///< the control thread's own connection
+  std::optional<Delivered> delivered_;     ///< guarded by delivered_mutex_
+  std::vector<fleet::FleetEvent> events_;  ///< guarded by delivered_mutex_
+  fleet::FleetRedis redis_;                ///< the control thread's own connection
   fleet::FleetStore store_;
   metrics::FleetMetrics metrics_;
   fleet::FleetSync sync_;

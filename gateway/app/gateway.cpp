@@ -161,6 +161,7 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
                                   [this] { return fleet_->published_tops(); })
                             : nullptr,
           .events = &events_,
+          .fleet_events = fleet_ ? &fleet_events_ : nullptr,
           .breaker_history = [this] { return breaker_history(); },
       },
       admin::BearerAuth(admin_token_), log::get("admin"));

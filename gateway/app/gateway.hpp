@@ -46,10 +46,9 @@ namespace sluice::app {
 /// The composition root (docs/architecture.md, "Threads"): owns the clock, the config snapshots,
 /// the worker threads (one io_context each, each accepting on its own SO_REUSEPORT socket), the
 /// admin listener and the signal handling on the main thread. SIGHUP reloads the config file
-/// and the TLS certificates;
-/// SIGUSR1 reopens the access log file; SIGTERM/SIGINT drain (a second signal cuts the drain
-/// short). The admin API's changes and SIGHUP reloads both run on the main thread, one at a time.
-/// Not thread-safe: run() is called once, from main.
+/// and the TLS certificates; SIGUSR1 reopens the access log file; SIGTERM/SIGINT drain (a
+/// second signal cuts the drain short). The admin API's changes and SIGHUP reloads both run on the
+/// main thread, one at a time. Not thread-safe: run() is called once, from main.
 class Gateway {
  public:
   Gateway(std::filesystem::path config_path, config::ConfigDocument document);
@@ -57,8 +56,7 @@ class Gateway {
   Gateway& operator=(const Gateway&) = delete;
   ~Gateway();
 
-  /// Binds, serves until drained, and returns the process exit code (0 after a drain, 1 when
-  /// binding failed).
+  /// Binds, serves until drained; the exit code (0 after a drain, 1 when binding failed).
   int run();
 
  private:
@@ -66,7 +64,7 @@ class Gateway {
   bool bind_admin();
   boost::asio::awaitable<admin::Reply> handle_admin(const admin::Request& req,
                                                     const boost::asio::ip::tcp::endpoint& peer);
-  /// The admin API's commit: persists `next` (with admin.persist), then installs it.
+  /// The admin API's commit: persists `next` (admin.persist), then installs it.
   std::optional<admin::CommitError> commit(config::ConfigDocument next,
                                            const admin::CommitOptions& options = {});
   void wait_for_signal();
@@ -86,6 +84,8 @@ class Gateway {
   void start_fleet();
   /// The heartbeat's fields, the heavy hitters to publish and the fleet gauges, from the tick.
   void fleet_tick();
+  /// Every replica's events (fleet's stream) to fleet_events_, each with its `replica`.
+  void publish_fleet_events(std::vector<fleet::FleetEvent> events);
   /// Runs a fleet version here (posted by the fleet thread, or taken at start).
   void apply_fleet(fleet::FleetVersion version, bool authoritative);
   /// A reload in a fleet: `read` (the file) with the fleet's shared part that runs; false
@@ -171,9 +171,9 @@ class Gateway {
   boost::asio::steady_timer drain_timer_{control_};
   boost::asio::steady_timer tick_timer_{control_};
   std::unique_ptr<proxy::HealthChecker> checker_;  ///< active checks, on the main thread
-  /// The config versions; with admin.persist kept in `<config>.history.json`.
-  insight::ConfigHistory history_;
-  insight::EventFeed events_;  ///< GET /admin/events; every publisher runs on the main thread
+  insight::ConfigHistory history_;   ///< config versions (admin.persist: <config>.history.json)
+  insight::EventFeed events_;        ///< GET /admin/events; every publisher runs on the main thread
+  insight::EventFeed fleet_events_;  ///< ?scope=fleet: every replica's, from the fleet's stream
   /// Samples breakers, the store's fallback and endpoint states for the feed (from run()).
   std::unique_ptr<insight::StateWatcher> watcher_;
   boost::asio::steady_timer streams_timer_{control_};    ///< at the end: streams still ending
@@ -182,9 +182,9 @@ class Gateway {
   std::unique_ptr<FleetLink> fleet_;
   std::uint64_t refused_fleet_version_ = 0;  ///< a fleet version that cannot run here (logged)
   std::string started_;                      ///< when run() began (UTC), for the heartbeat
-  /// config_watch: a change of the file's bytes reloads, as SIGHUP does.
-  ConfigWatch config_watch_{control_, config_file_.path(), [this] { reload(); },
-                            log::get("config")};
+  ConfigWatch config_watch_{
+      // config_watch: a change of the file's bytes reloads (SIGHUP)
+      control_, config_file_.path(), [this] { reload(); }, log::get("config")};
   core::TimePoint streams_deadline_{};
   std::unique_ptr<admin::AdminApi> admin_api_;
   std::shared_ptr<admin::AdminServer> admin_;

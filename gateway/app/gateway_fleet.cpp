@@ -24,9 +24,25 @@ void Gateway::make_fleet() {
           if (auto delivered = fleet_->take_delivered()) {
             apply_fleet(std::move(delivered->version), delivered->authoritative);
           }
+          publish_fleet_events(fleet_->take_events());
         });
       },
       log::get("fleet"));
+  events_.observe([this](std::string_view type, const std::string& body) {
+    fleet_->publish_event(std::string(type), body);
+  });
+}
+
+void Gateway::publish_fleet_events(std::vector<fleet::FleetEvent> events) {
+  for (auto& event : events) {
+    // The body keeps the replica's own `ts` (it replaces the one publish() stamps).
+    auto data = nlohmann::json::parse(event.body, nullptr, false);
+    if (!data.is_object()) {
+      data = nlohmann::json::object();
+    }
+    data["replica"] = std::move(event.replica);
+    fleet_events_.publish(event.type, data);
+  }
 }
 
 void Gateway::start_fleet() {

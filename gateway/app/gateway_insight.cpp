@@ -47,6 +47,7 @@ void Gateway::stop_insight() {
     watcher_->stop();
   }
   events_.close();
+  fleet_events_.close();
 }
 
 void Gateway::stop_after_streams() {
@@ -55,7 +56,8 @@ void Gateway::stop_after_streams() {
   if (streams_deadline_ == core::TimePoint{}) {
     streams_deadline_ = clock_.now() + kStreamsGrace;
   }
-  if (events_.subscribers() == 0 || clock_.now() >= streams_deadline_) {
+  if ((events_.subscribers() == 0 && fleet_events_.subscribers() == 0) ||
+      clock_.now() >= streams_deadline_) {
     control_.stop();
     return;
   }

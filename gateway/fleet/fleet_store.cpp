@@ -75,6 +75,26 @@ FleetVersion entry_version(const RedisReply& entry) {
   return v;
 }
 
+/// A stream entry [id, [field, value, ...]] as an event.
+FleetEvent entry_event(const RedisReply& entry) {
+  FleetEvent event;
+  if (entry.elements.size() != 2) {
+    return event;
+  }
+  const auto& fields = entry.elements[1].elements;
+  for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
+    const std::string& name = fields[i].text;
+    if (name == "replica") {
+      event.replica = fields[i + 1].text;
+    } else if (name == "type") {
+      event.type = fields[i + 1].text;
+    } else if (name == "body") {
+      event.body = fields[i + 1].text;
+    }
+  }
+  return event;
+}
+
 }  // namespace
 
 FleetStore::FleetStore(FleetRedis& redis, const std::string& fleet_name)
@@ -82,7 +102,8 @@ FleetStore::FleetStore(FleetRedis& redis, const std::string& fleet_name)
       doc_("sluice-fleet:{" + fleet_name + "}:doc"),
       log_("sluice-fleet:{" + fleet_name + "}:log"),
       replicas_("sluice-fleet:{" + fleet_name + "}:replicas"),
-      top_("sluice-fleet:{" + fleet_name + "}:top") {}
+      top_("sluice-fleet:{" + fleet_name + "}:top"),
+      events_("sluice-fleet:{" + fleet_name + "}:events") {}
 
 std::optional<FleetVersion> FleetStore::take_or_seed(const FleetVersion& seed,
                                                      const std::string& source) {
@@ -116,39 +137,53 @@ std::optional<FleetVersion> FleetStore::current() {
   return version_from(*reply);
 }
 
-std::optional<std::vector<FleetVersion>> FleetStore::read_log(std::string& last_id,
-                                                              std::chrono::milliseconds block) {
-  const auto reply = redis_.call(
-      {"XREAD", "COUNT", "100", "BLOCK", std::to_string(block.count()), "STREAMS", log_, last_id},
-      block + std::chrono::seconds(1));
+std::optional<LogRead> FleetStore::read(LogCursor& cursor, std::chrono::milliseconds block) {
+  const auto reply = redis_.call({"XREAD", "COUNT", "100", "BLOCK", std::to_string(block.count()),
+                                  "STREAMS", log_, events_, cursor.log_id, cursor.events_id},
+                                 block + std::chrono::seconds(1));
   if (!reply || reply->is_error()) {
     return std::nullopt;
   }
-  std::vector<FleetVersion> versions;
-  // [[log, [[id, [field, value, ...]], ...]]], or nil when nothing came within `block`.
+  LogRead read;
+  // [[stream, [[id, [field, value, ...]], ...]], ...], or nil when nothing came within `block`.
   for (const auto& stream : reply->elements) {
     if (stream.elements.size() != 2) {
       continue;
     }
+    const bool is_log = stream.elements[0].text == log_;
     for (const auto& entry : stream.elements[1].elements) {
-      if (!entry.elements.empty()) {
-        last_id = entry.elements[0].text;
-        versions.push_back(entry_version(entry));
+      if (entry.elements.empty()) {
+        continue;
+      }
+      (is_log ? cursor.log_id : cursor.events_id) = entry.elements[0].text;
+      if (is_log) {
+        read.versions.push_back(entry_version(entry));
+      } else {
+        read.events.push_back(entry_event(entry));
       }
     }
   }
-  return versions;
+  return read;
 }
 
-std::optional<std::string> FleetStore::last_log_id() {
-  const auto reply = redis_.call({"XREVRANGE", log_, "+", "-", "COUNT", "1"});
-  if (!reply || reply->is_error()) {
-    return std::nullopt;
+std::optional<LogCursor> FleetStore::newest() {
+  LogCursor cursor;
+  for (auto* stream : {&log_, &events_}) {
+    const auto reply = redis_.call({"XREVRANGE", *stream, "+", "-", "COUNT", "1"});
+    if (!reply || reply->is_error()) {
+      return std::nullopt;
+    }
+    const bool empty = reply->elements.empty() || reply->elements[0].elements.empty();
+    (stream == &log_ ? cursor.log_id : cursor.events_id) =
+        empty ? "0-0" : reply->elements[0].elements[0].text;
   }
-  if (reply->elements.empty() || reply->elements[0].elements.empty()) {
-    return "0-0";
-  }
-  return reply->elements[0].elements[0].text;
+  return cursor;
+}
+
+bool FleetStore::add_event(const FleetEvent& event) {
+  const auto reply = redis_.call({"XADD", events_, "MAXLEN", "~", "1000", "*", "replica",
+                                  event.replica, "type", event.type, "body", event.body});
+  return reply && !reply->is_error();
 }
 
 bool FleetStore::put(const std::string& hash, const std::string& replica, const std::string& text) {

@@ -29,15 +29,35 @@ struct WriteOutcome {
   std::uint64_t version = 0;
 };
 
+/// One event of a replica's live event feed, as the fleet carries it (docs/fleet.md): its
+/// type and its body (JSON text, with its `ts`).
+struct FleetEvent {
+  std::string replica;
+  std::string type;
+  std::string body;
+};
+
+/// Where a replica has read the change log and the event stream to (stream ids).
+struct LogCursor {
+  std::string log_id;
+  std::string events_id;
+};
+
+/// What one read of the change log and the event stream brought.
+struct LogRead {
+  std::vector<FleetVersion> versions;  ///< `config` empty: current() has it
+  std::vector<FleetEvent> events;
+};
+
 /// The fleet's keys in Redis (docs/fleet.md, "In Redis"), all under the hash tag
 /// `{NAME}` (`sluice-fleet:{NAME}:...`) so they share one Redis Cluster slot and one Lua script
 /// may touch them: `...:doc` (a hash: version, config, replica, at_ms), `...:log` (a stream, the
 /// change log: one entry per version without its config, which only the doc holds; oldest
 /// trimmed past about 1,000) and `...:replicas` (a
 /// hash: replica id to its heartbeat, JSON) and `...:top` (a hash: replica id to its heavy
-/// hitters, JSON). Every write is one script, so a version and its
-/// log entry are made together or not at all. Confined to the thread of its FleetRedis, which
-/// must outlive it.
+/// hitters, JSON) and `...:events` (a stream: every replica's live events). Every write is one
+/// script, so a version and its log entry are made together or not at all. Confined to the thread
+/// of its FleetRedis, which must outlive it.
 class FleetStore {
  public:
   FleetStore(FleetRedis& redis, const std::string& fleet_name);
@@ -52,12 +72,13 @@ class FleetStore {
                                    const std::string& source, const std::string& summary);
   /// The fleet's version now: nullopt when unavailable, a version 0 when the fleet has none.
   [[nodiscard]] std::optional<FleetVersion> current();
-  /// The versions logged after stream id `last_id` (updated to the last one read), waiting up
-  /// to `block` for one; their `config` is empty (current() has it). nullopt: unavailable.
-  [[nodiscard]] std::optional<std::vector<FleetVersion>> read_log(std::string& last_id,
-                                                                  std::chrono::milliseconds block);
-  /// The id of the log's newest entry ("0-0" for an empty log). nullopt: unavailable.
-  [[nodiscard]] std::optional<std::string> last_log_id();
+  /// The versions logged and the events added after `cursor` (moved past what was read),
+  /// waiting up to `block` for one. nullopt: unavailable.
+  [[nodiscard]] std::optional<LogRead> read(LogCursor& cursor, std::chrono::milliseconds block);
+  /// A cursor at the newest entries of the log and the event stream. nullopt: unavailable.
+  [[nodiscard]] std::optional<LogCursor> newest();
+  /// Adds one event to the event stream (the oldest trimmed past about 1,000).
+  bool add_event(const FleetEvent& event);
   /// Publishes this replica's heartbeat (JSON text).
   bool heartbeat(const std::string& replica, const std::string& heartbeat);
   /// Every replica's last heartbeat. nullopt: unavailable.
@@ -78,6 +99,7 @@ class FleetStore {
   std::string log_;
   std::string replicas_;
   std::string top_;
+  std::string events_;
 };
 
 }  // namespace sluice::fleet

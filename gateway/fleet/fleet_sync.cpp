@@ -45,11 +45,12 @@ std::string replica_id_for(const config::FleetConfig& config) {
 }
 
 FleetSync::FleetSync(FleetRedis::Options redis, config::FleetConfig config, std::string replica_id,
-                     Apply apply, std::shared_ptr<spdlog::logger> log)
+                     Apply apply, Events events, std::shared_ptr<spdlog::logger> log)
     : redis_options_(std::move(redis)),
       config_(std::move(config)),
       replica_id_(std::move(replica_id)),
       apply_(std::move(apply)),
+      events_(std::move(events)),
       log_(std::move(log)) {}
 
 FleetSync::~FleetSync() {
@@ -95,8 +96,9 @@ bool FleetSync::pause(std::chrono::milliseconds how_long) {
 void FleetSync::run() {
   FleetRedis redis(redis_options_);
   FleetStore store(redis, config_.name);
-  const auto block = std::clamp<std::chrono::milliseconds>(config_.heartbeat / 2, 50ms, 500ms);
-  std::string last_id;
+  // A local event waits at most one block before it is sent (the read cannot be interrupted).
+  const auto block = std::clamp<std::chrono::milliseconds>(config_.heartbeat / 2, 50ms, 100ms);
+  std::optional<LogCursor> cursor;
   auto next_beat = std::chrono::steady_clock::now();
   auto next_top = next_beat;
   auto backoff = kFirstBackoff;
@@ -107,20 +109,19 @@ void FleetSync::run() {
           "changes answer 503 until Redis is back)",
           config_.name, redis.error());
     }
-    last_id.clear();
+    cursor.reset();
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, config_.heartbeat);
   };
   for (;;) {
-    if (last_id.empty()) {
-      const auto id = store.last_log_id();
-      if (!id) {
+    if (!cursor) {
+      cursor = store.newest();
+      if (!cursor) {
         went_down();
         if (!pause(backoff)) {
           return;
         }
         continue;
       }
-      last_id = *id;
       next_beat = std::chrono::steady_clock::now();  // check the fleet's version at once
     }
     if (std::chrono::steady_clock::now() >= next_beat) {
@@ -131,14 +132,15 @@ void FleetSync::run() {
       publish_top(store);
       next_top = std::chrono::steady_clock::now() + std::min(config_.heartbeat, kPublishTopEvery);
     }
-    const auto versions = store.read_log(last_id, block);
+    send_events(store);
+    auto read = store.read(*cursor, block);
     {
       const std::lock_guard lock(mutex_);
       if (stopping_) {
         return;
       }
     }
-    if (!versions) {
+    if (!read) {
       went_down();
       if (!pause(backoff)) {
         return;
@@ -149,10 +151,13 @@ void FleetSync::run() {
       log_->info("fleet connected fleet={} replica={}", config_.name, replica_id_);
     }
     backoff = kFirstBackoff;
+    if (!read->events.empty()) {
+      events_(std::move(read->events));
+    }
     const auto newest = std::max_element(
-        versions->begin(), versions->end(),
+        read->versions.begin(), read->versions.end(),
         [](const FleetVersion& a, const FleetVersion& b) { return a.version < b.version; });
-    if (newest != versions->end()) {
+    if (newest != read->versions.end()) {
       std::uint64_t applied = 0;
       {
         const std::lock_guard lock(mutex_);
@@ -165,6 +170,33 @@ void FleetSync::run() {
           apply_(std::move(*current), false);
         }
       }
+    }
+  }
+}
+
+void FleetSync::publish_event(std::string type, std::string body) {
+  const std::lock_guard lock(mutex_);
+  if (outgoing_.size() >= kMaxOutgoingEvents) {
+    outgoing_.pop_front();  // Redis away for long: the oldest go first, as in the local feed
+  }
+  outgoing_.push_back(FleetEvent{replica_id_, std::move(type), std::move(body)});
+}
+
+void FleetSync::send_events(FleetStore& store) {
+  std::deque<FleetEvent> sending;
+  {
+    const std::lock_guard lock(mutex_);
+    sending.swap(outgoing_);
+  }
+  while (!sending.empty() && store.add_event(sending.front())) {
+    sending.pop_front();
+  }
+  if (!sending.empty()) {  // unavailable: put back what was not sent, before anything newer
+    const std::lock_guard lock(mutex_);
+    sending.insert(sending.end(), outgoing_.begin(), outgoing_.end());
+    outgoing_.swap(sending);
+    while (outgoing_.size() > kMaxOutgoingEvents) {
+      outgoing_.pop_front();
     }
   }
 }

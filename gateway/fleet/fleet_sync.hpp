@@ -5,12 +5,14 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "gateway/config/config.hpp"
 #include "gateway/fleet/fleet_redis.hpp"
@@ -23,8 +25,9 @@ class logger;
 namespace sluice::fleet {
 
 /// The fleet's own thread (docs/fleet.md, "How a change travels"): waits on the change log
-/// (XREAD BLOCK), hands each newer version to `apply`; every heartbeat it publishes this
-/// replica's heartbeat, reads the fleet's version (the fallback when a log entry was missed),
+/// and the event stream (one XREAD BLOCK of at most 100 ms), hands each newer version to `apply`
+/// and the events to `events`, sends this replica's queued events; every heartbeat it publishes
+/// this replica's heartbeat, reads the fleet's version (the fallback when a log entry was missed),
 /// re-seeds a fleet Redis lost with the version this replica runs, and refreshes the replica
 /// list (a replica 5 heartbeats late is lost, one 60 s lost is forgotten). Blocking Redis
 /// calls, all on this thread (docs/decisions/0021-fleet-through-redis.md).
@@ -41,15 +44,19 @@ class FleetSync {
   /// fleet's record (`authoritative`: what the fleet holds now, whatever its number; after a
   /// re-seed it may be lower than the one applied).
   using Apply = std::function<void(FleetVersion, bool authoritative)>;
+  /// Called with the events every replica (this one too) added to the fleet's event stream.
+  using Events = std::function<void(std::vector<FleetEvent>)>;
+  /// Local events kept while Redis is away; past this the oldest are dropped.
+  static constexpr std::size_t kMaxOutgoingEvents = 1000;
 
   FleetSync(FleetRedis::Options redis, config::FleetConfig config, std::string replica_id,
-            Apply apply, std::shared_ptr<spdlog::logger> log);
+            Apply apply, Events events, std::shared_ptr<spdlog::logger> log);
   FleetSync(const FleetSync&) = delete;
   FleetSync& operator=(const FleetSync&) = delete;
   ~FleetSync();
 
   void start();
-  /// Stops the thread (within about half a heartbeat) and joins it.
+  /// Stops the thread (within about 100 ms) and joins it.
   void stop();
 
   /// What this replica runs now: its fleet version and that version's shared config (JSON
@@ -58,6 +65,9 @@ class FleetSync {
   /// The fields of this replica's heartbeat (address, build, started, store_fallback, ...);
   /// replica, version and last_seen_ms are added on each beat.
   void set_heartbeat(nlohmann::json fields);
+  /// Queues one of this replica's live events (its SSE body, JSON text) for the fleet's event
+  /// stream; sent before the next read, so within about 100 ms.
+  void publish_event(std::string type, std::string body);
   /// This replica's heavy hitters (JSON text, insight/fleet_top.hpp), published every
   /// heartbeat or every kPublishTopEvery, whichever is sooner; empty: nothing to publish.
   void set_top(std::string top);
@@ -72,6 +82,7 @@ class FleetSync {
   void beat(FleetStore& store);
   void refresh_replicas(FleetStore& store, std::int64_t now_ms);
   void publish_top(FleetStore& store);
+  void send_events(FleetStore& store);
   /// Waits `how_long` unless stop() comes first; false when stopping.
   bool pause(std::chrono::milliseconds how_long);
 
@@ -79,6 +90,7 @@ class FleetSync {
   config::FleetConfig config_;
   std::string replica_id_;
   Apply apply_;
+  Events events_;
   std::shared_ptr<spdlog::logger> log_;
 
   mutable std::mutex mutex_;  // everything below but the atomics and the thread
@@ -88,6 +100,7 @@ class FleetSync {
   std::string applied_config_;
   nlohmann::json heartbeat_ = nlohmann::json::object();
   std::string top_;
+  std::deque<FleetEvent> outgoing_;
   nlohmann::json replicas_ = nlohmann::json::array();
   std::atomic<bool> connected_{false};
   std::thread thread_;

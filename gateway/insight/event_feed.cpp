@@ -54,9 +54,13 @@ std::uint64_t EventFeed::publish(std::string_view type, const nlohmann::json& da
   const std::uint64_t id = next_id_++;
   // One line of JSON (dump without indent never emits a newline, and strings escape theirs),
   // so one `data:` field carries it. Invalid UTF-8 is replaced rather than thrown on.
+  const std::string json =
+      body.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  if (observer_) {
+    observer_(type, json);
+  }
   auto text = std::make_shared<const std::string>(
-      "id: " + std::to_string(id) + "\nevent: " + std::string(type) + "\ndata: " +
-      body.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n\n");
+      "id: " + std::to_string(id) + "\nevent: " + std::string(type) + "\ndata: " + json + "\n\n");
   const FeedRecord record{id, std::move(text)};
   retained_.push_back(record);
   if (retained_.size() > limits_.retained) {

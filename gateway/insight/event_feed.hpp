@@ -85,6 +85,12 @@ class EventFeed {
   /// put under "value") gets `ts` first. Returns the event's id.
   std::uint64_t publish(std::string_view type, const nlohmann::json& data);
 
+  /// Also hands every event published from now on to `observer`: its type and its JSON body
+  /// (with `ts`), as a client receives it. Empty: no observer.
+  void observe(std::function<void(std::string_view type, const std::string& body)> observer) {
+    observer_ = std::move(observer);
+  }
+
   /// A new client, with the retained events after `since` already queued (every retained event
   /// when `since` is beyond the newest id: the client saw another process). nullptr when
   /// `subscribers` clients are attached or the feed is closed.
@@ -107,6 +113,7 @@ class EventFeed {
   void prune();
 
   WallClock wall_clock_;
+  std::function<void(std::string_view type, const std::string& body)> observer_;
   FeedLimits limits_;
   std::uint64_t next_id_ = 1;
   std::uint64_t dropped_ = 0;

@@ -5,13 +5,16 @@
 // (with or without its data) converges; two fleets on one Redis stay apart.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "tests/support/admin_client.hpp"
 #include "tests/support/demo_backend.hpp"
+#include "tests/support/event_stream_client.hpp"
 #include "tests/support/metrics_text.hpp"
 #include "tests/support/redis_gateway.hpp"
 #include "tests/support/redis_server.hpp"
@@ -250,6 +253,45 @@ TEST_F(FleetTest, FleetScopeWithoutAFleetIsAConflict) {
   SluiceProcess alone(config);
   const auto top = AdminClient(alone.admin_port()).get("/admin/limits/p/top?scope=fleet");
   EXPECT_EQ(top.status, 409U) << top.body.dump();
+  EventStreamClient::Options options;
+  options.target = "/admin/events?scope=fleet";
+  EventStreamClient events(alone.admin_port(), options);
+  EXPECT_EQ(events.status(), 409U) << events.body();
+}
+
+// The fleet's event stream: every replica's events, each with the replica it happened on.
+TEST_F(FleetTest, FleetScopeEventsCarryEveryReplicasEventsWithItsName) {
+  start_replicas(2);
+  const std::string second_id =
+      AdminClient(replicas[1]->admin_port()).get("/admin/fleet").body["replica"];
+  EventStreamClient::Options options;
+  options.target = "/admin/events?scope=fleet";
+  EventStreamClient fleet_events(replicas[0]->admin_port(), options);
+  ASSERT_EQ(fleet_events.status(), 200U);
+  EventStreamClient local_events(replicas[0]->admin_port());
+  ASSERT_EQ(local_events.status(), 200U);
+  ASSERT_EQ(AdminClient(replicas[1]->admin_port())
+                .put("/admin/limits/p", {{"requests", 8}, {"window_ms", 60000}})
+                .status,
+            200U);
+  std::optional<SseEvent> change;
+  while (auto event = fleet_events.next(std::chrono::seconds(2))) {
+    if (event->type == "admin_change") {
+      change = event;
+      break;
+    }
+  }
+  ASSERT_TRUE(change) << "no admin_change of the other replica within 2 s";
+  EXPECT_EQ(change->json()["replica"], second_id);
+  EXPECT_EQ(change->json()["subject"], "p");
+  EXPECT_TRUE(change->json()["ts"].is_string());
+  while (auto event = local_events.next(std::chrono::milliseconds(500))) {
+    EXPECT_NE(event->type, "admin_change") << "the local stream shows this replica's only";
+  }
+  EventStreamClient::Options bad;
+  bad.target = "/admin/events?scope=galaxy";
+  EventStreamClient wrong(replicas[0]->admin_port(), bad);
+  EXPECT_EQ(wrong.status(), 400U);
 }
 
 }  // namespace

@@ -69,6 +69,27 @@ TEST_F(EventFeedTest, FormatsOneSseRecordWithIdTypeAndTsFirst) {
             "data: {\"ts\":\"2026-11-26T12:00:00.042Z\",\"error\":\"x\",\"ok\":true}\n\n");
 }
 
+TEST_F(EventFeedTest, AnObserverGetsEachEventsTypeAndBodyAsAClientDoes) {
+  std::vector<std::pair<std::string, std::string>> seen;
+  feed.observe([&](std::string_view type, const std::string& body) {
+    seen.emplace_back(std::string(type), body);
+  });
+  wall.advance(milliseconds(7));
+  feed.publish("breaker_state", {{"backend", "b"}});
+  ASSERT_EQ(seen.size(), 1U);
+  EXPECT_EQ(seen[0].first, "breaker_state");
+  EXPECT_EQ(seen[0].second, R"({"ts":"2026-11-26T12:00:00.007Z","backend":"b"})");
+  EXPECT_EQ(json::parse(seen[0].second), data_of(feed.retained().back()));
+}
+
+TEST_F(EventFeedTest, ATsInTheDataReplacesTheStampButKeepsItsPlace) {
+  // How the fleet's stream keeps the time an event happened on its replica.
+  feed.publish("admin_change", {{"ts", "2026-01-01T00:00:00.000Z"}, {"replica", "r1"}});
+  EXPECT_EQ(*feed.retained().back().text,
+            "id: 1\nevent: admin_change\n"
+            "data: {\"ts\":\"2026-01-01T00:00:00.000Z\",\"replica\":\"r1\"}\n\n");
+}
+
 TEST_F(EventFeedTest, IdsIncreaseByOneFromOne) {
   EXPECT_EQ(feed.last_id(), 0U);
   EXPECT_EQ(feed.publish("a", json::object()), 1U);
