@@ -258,6 +258,11 @@ void AdminApi::audit(const Call& call, const json& version, std::string_view res
                        {"resource", resource},
                        {"subject", subject},
                        {"changes", ordered_json::array()}};
+  if (const insight::ConfigVersion* latest = context_.history.latest();
+      latest != nullptr && latest->fleet && version == latest->version) {
+    line["fleet_version"] = latest->fleet->version;  // before the changes: they may be cut
+    line["replica"] = latest->fleet->replica;
+  }
   std::size_t size = line.dump(-1, ' ', false, json::error_handler_t::replace).size() + kAuditSlack;
   std::size_t omitted = 0;
   for (const json& item : insight::to_json(changes)) {

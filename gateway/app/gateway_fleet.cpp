@@ -137,6 +137,7 @@ void Gateway::apply_fleet(fleet::FleetVersion version, bool authoritative) {
   install(std::move(*loaded.document));
   fleet_->applied(version);
   fleet_->count_apply(true);
+  history_.next_from_fleet({version.version, version.replica});
   record_version(insight::VersionSource::kFleet);
   fleet_log->info("fleet version applied version={} made_by={} lag_ms={}", version.version,
                   version.replica, std::max<std::int64_t>(0, fleet::wall_ms() - version.at_ms));
@@ -184,6 +185,7 @@ std::optional<admin::CommitError> Gateway::commit_to_fleet(config::ConfigDocumen
   }
   install(std::move(document));
   fleet_->applied(version);
+  history_.next_from_fleet({version.version, version.replica});  // the admin API records it
   return std::nullopt;
 }
 

@@ -77,6 +77,10 @@ ordered_json to_json(const ConfigVersion& version, bool with_config) {
                       {"source", to_string(version.source)},
                       {"actor", version.actor ? ordered_json(*version.actor) : ordered_json()},
                       {"summary", version.summary}};
+  if (version.fleet) {
+    out["fleet_version"] = version.fleet->version;
+    out["replica"] = version.fleet->replica;
+  }
   if (with_config) {
     out["config"] = version.config;
   }
@@ -112,6 +116,12 @@ std::optional<ConfigVersion> version_from_json(const ordered_json& json) {
   }
   version.summary = summary->get<std::string>();
   version.config = *config;
+  const auto fleet_version = json.find("fleet_version");
+  const auto replica = json.find("replica");
+  if (fleet_version != json.end() && fleet_version->is_number_unsigned() && replica != json.end() &&
+      replica->is_string()) {
+    version.fleet = FleetOrigin{fleet_version->get<std::uint64_t>(), replica->get<std::string>()};
+  }
   return version;
 }
 
@@ -174,6 +184,7 @@ const ConfigVersion& ConfigHistory::record(VersionSource source, std::optional<s
   next.actor = std::move(actor);
   next.summary = std::move(summary);
   next.config = std::move(config);
+  next.fleet = std::exchange(next_origin_, std::nullopt);
   versions_.push_back(std::move(next));
   while (versions_.size() > kCapacity) {
     versions_.pop_front();

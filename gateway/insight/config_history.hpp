@@ -19,6 +19,15 @@ enum class VersionSource : std::uint8_t { kStart, kReload, kAdmin, kRollback, kF
 [[nodiscard]] std::string_view to_string(VersionSource source) noexcept;
 [[nodiscard]] std::optional<VersionSource> version_source_from(std::string_view text) noexcept;
 
+/// Where a version came from in a fleet (docs/fleet.md, "Versions, rollback and audit"): the
+/// fleet version it is and the replica whose admin API made it.
+struct FleetOrigin {
+  std::uint64_t version = 0;
+  std::string replica;
+
+  bool operator==(const FleetOrigin&) const = default;
+};
+
 /// One config version: the whole config document that ran from then on, and who made it.
 struct ConfigVersion {
   std::uint64_t version = 0;
@@ -29,11 +38,13 @@ struct ConfigVersion {
   std::optional<std::string> actor;
   std::string summary;  ///< config_changes.hpp summarize() of the change from the version before
   nlohmann::ordered_json config;
+  std::optional<FleetOrigin> fleet;  ///< in a fleet: the fleet version this is
 
   bool operator==(const ConfigVersion&) const = default;
 };
 
-/// {"version", "ts", "source", "actor", "summary"} and, `with_config`, "config".
+/// {"version", "ts", "source", "actor", "summary"}, in a fleet "fleet_version" and "replica",
+/// and, `with_config`, "config".
 [[nodiscard]] nlohmann::ordered_json to_json(const ConfigVersion& version, bool with_config);
 /// The version `to_json(v, true)` wrote; nullopt when a field is missing or of the wrong type.
 [[nodiscard]] std::optional<ConfigVersion> version_from_json(const nlohmann::ordered_json& json);
@@ -63,6 +74,10 @@ class ConfigHistory {
                               std::string summary, nlohmann::ordered_json config,
                               std::optional<std::string>& warning);
 
+  /// The next record() is fleet version `origin` (set just before it by whoever installed
+  /// that version: the fleet's write or its apply).
+  void next_from_fleet(FleetOrigin origin) { next_origin_ = std::move(origin); }
+
   /// Oldest first.
   [[nodiscard]] const std::deque<ConfigVersion>& versions() const noexcept { return versions_; }
   /// Version `number`, or null when it is not (or no longer) kept.
@@ -82,6 +97,7 @@ class ConfigHistory {
   WallClock wall_clock_;
   std::optional<std::filesystem::path> file_;
   std::deque<ConfigVersion> versions_;
+  std::optional<FleetOrigin> next_origin_;
 };
 
 }  // namespace sluice::insight

@@ -83,9 +83,44 @@ TEST_F(FleetTest, AChangeOnOneReplicaIsAppliedOnAllAndTheAnswerWaitsForItsOwn) {
       return scrape_metrics(*replica).value("sluice_fleet_connected") == 1;
     }));
   }
+  // Every replica's versions say which fleet version each is and which replica made it.
+  const std::string writer = fleet["replica"];
+  const json own = first.get("/admin/config/versions").body["versions"].front();
+  EXPECT_EQ(own["source"], "admin");
+  EXPECT_EQ(own["fleet_version"], 2);
+  EXPECT_EQ(own["replica"], writer);
+  const json applied =
+      AdminClient(replicas[2]->admin_port()).get("/admin/config/versions").body["versions"].front();
+  EXPECT_EQ(applied["source"], "fleet");
+  EXPECT_EQ(applied["fleet_version"], 2);
+  EXPECT_EQ(applied["replica"], writer);
+  EXPECT_NE(replicas[0]->process().output().find("\"fleet_version\":2,\"replica\":\"" + writer),
+            std::string::npos)
+      << "the audit line names the fleet version and the replica";
   // A behaviour, not only a config: replica 3 limits at 42 per minute.
   HttpClient proxy(replicas[2]->proxy_port());
   EXPECT_EQ(status_for(proxy, "alice"), 200U);
+}
+
+// A rollback is a change like any other: made on one replica, it becomes the fleet's next
+// version everywhere.
+TEST_F(FleetTest, ARollbackOnOneReplicaRollsTheFleetBack) {
+  start_replicas(2);
+  AdminClient first(replicas[0]->admin_port());
+  ASSERT_EQ(first.put("/admin/limits/p", {{"requests", 42}, {"window_ms", 60000}}).status, 200U);
+  expect_everywhere(42);
+  AdminClient second(replicas[1]->admin_port());
+  const json versions = second.get("/admin/config/versions").body["versions"];
+  const json oldest = versions.back();  // this replica's start: the seed's limit
+  const auto rollback = second.send(http::verb::post, "/admin/config/rollback",
+                                    json{{"version", oldest["version"]}}.dump());
+  ASSERT_EQ(rollback.status, 200U) << rollback.body.dump();
+  expect_everywhere(5);
+  EXPECT_EQ(fleet_version(*replicas[0]), 3U);
+  EXPECT_TRUE(wait_until("the rollback in the writer's versions", [&] {
+    const json newest = second.get("/admin/config/versions").body["versions"].front();
+    return newest["source"] == "rollback" && newest["fleet_version"] == 3;
+  }));
 }
 
 TEST_F(FleetTest, ConcurrentChangesOnDifferentReplicasAreAllKept) {

@@ -73,7 +73,8 @@ TEST_F(HistoryTest, KeepsTheLastFifty) {
 }
 
 TEST_F(HistoryTest, JsonRoundTripsEveryField) {
-  ConfigVersion v{7, "2026-11-26T12:00:00.123Z", VersionSource::kRollback, "abc", "s", doc(3)};
+  ConfigVersion v{
+      7, "2026-11-26T12:00:00.123Z", VersionSource::kRollback, "abc", "s", doc(3), std::nullopt};
   EXPECT_EQ(version_from_json(to_json(v, true)), v);
   v.actor = std::nullopt;
   EXPECT_TRUE(to_json(v, false)["actor"].is_null());
@@ -83,6 +84,23 @@ TEST_F(HistoryTest, JsonRoundTripsEveryField) {
   bad["source"] = "sideways";
   EXPECT_FALSE(version_from_json(bad));
   EXPECT_FALSE(version_from_json(to_json(v, false)));  // no config
+}
+
+TEST_F(HistoryTest, AFleetVersionCarriesItsFleetNumberAndReplicaOnce) {
+  ConfigHistory history(wall(), std::nullopt);
+  std::optional<std::string> warning;
+  history.next_from_fleet({12, "pod-a"});
+  const ConfigVersion from_fleet =
+      history.record(VersionSource::kFleet, std::nullopt, "s", doc(1), warning);
+  ASSERT_TRUE(from_fleet.fleet);
+  EXPECT_EQ(*from_fleet.fleet, (FleetOrigin{12, "pod-a"}));
+  EXPECT_EQ(to_json(from_fleet, false)["fleet_version"], 12);
+  EXPECT_EQ(to_json(from_fleet, false)["replica"], "pod-a");
+  EXPECT_EQ(version_from_json(to_json(from_fleet, true)), from_fleet);
+  // The stamp is for one version only: a reload after it is this replica's own.
+  const auto& reload = history.record(VersionSource::kReload, std::nullopt, "r", doc(2), warning);
+  EXPECT_FALSE(reload.fleet);
+  EXPECT_FALSE(to_json(reload, false).contains("fleet_version"));
 }
 
 TEST_F(HistoryTest, PersistedHistoryContinuesAcrossInstances) {
@@ -131,8 +149,8 @@ TEST_F(HistoryTest, AWellFormedFileOfTheWrongShapeIsCorruptToo) {
 }
 
 TEST_F(HistoryTest, VersionsOutOfOrderAreCorrupt) {
-  ConfigVersion a{2, "t", VersionSource::kStart, std::nullopt, "", doc(1)};
-  ConfigVersion b{2, "t", VersionSource::kAdmin, "open", "", doc(2)};
+  ConfigVersion a{2, "t", VersionSource::kStart, std::nullopt, "", doc(1), std::nullopt};
+  ConfigVersion b{2, "t", VersionSource::kAdmin, "open", "", doc(2), std::nullopt};
   write(file,
         ordered_json{{"format", 1}, {"versions", {to_json(a, true), to_json(b, true)}}}.dump());
   ConfigHistory history(wall(), file);
