@@ -103,9 +103,12 @@ struct AdminContext {
   /// Every replica's heavy hitters from the fleet's Redis (`?scope=fleet`; docs/fleet.md),
   /// nullopt when it did not answer; empty when the fleet or top_users is off.
   std::function<std::optional<std::map<std::string, std::string>>()> fleet_tops{};
-  insight::EventFeed* events = nullptr;  ///< behind `GET /admin/events`; null: 503
-  /// Every replica's events (`GET /admin/events?scope=fleet`); null when the fleet is off.
-  insight::EventFeed* fleet_events = nullptr;
+  insight::EventFeed* events = nullptr;        ///< behind `GET /admin/events`; null: 503
+  insight::EventFeed* fleet_events = nullptr;  ///< `?scope=fleet`; null: no fleet
+  /// A fleet's drain of an endpoint on every replica (error: not taken); empty: no fleet.
+  std::function<std::optional<CommitError>(const std::string& backend, const std::string& endpoint,
+                                           bool draining)>
+      share_draining{};
   /// `GET /admin/insight/breakers`: each breaker's recent drop probabilities; empty: 404.
   std::function<nlohmann::json()> breaker_history{};
 };

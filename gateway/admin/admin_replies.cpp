@@ -3,6 +3,7 @@
 
 #include <boost/beast/http.hpp>
 
+#include "gateway/admin/admin_api.hpp"
 #include "gateway/config/config_loader.hpp"
 
 namespace sluice::admin {
@@ -92,6 +93,28 @@ std::variant<ordered_json, Response> only_member(const Request& req, const order
     return field_error(req, "is required", config::member_path(base, key));
   }
   return body.at(key);
+}
+
+Response commit_error_reply(const Request& req, const CommitError& error) {
+  using Kind = CommitError::Kind;
+  switch (error.kind) {
+    case Kind::kFileChanged:
+      return reply(req, boost::beast::http::status::conflict,
+                   {{"error", "config_file_changed"}, {"detail", error.detail}});
+    case Kind::kFleetUnavailable:
+      return reply(req, boost::beast::http::status::service_unavailable,
+                   {{"error", "fleet_unavailable"}, {"detail", error.detail}});
+    case Kind::kVersionMismatch:
+      return reply(req, boost::beast::http::status::precondition_failed,
+                   {{"error", "version_mismatch"}, {"current", error.current}});
+    case Kind::kFleetConflict:
+      return reply(req, boost::beast::http::status::conflict,
+                   {{"error", "fleet_conflict"}, {"detail", error.detail}});
+    case Kind::kPersistFailed:
+      break;
+  }
+  return reply(req, boost::beast::http::status::internal_server_error,
+               {{"error", "persist_failed"}, {"detail", error.detail}});
 }
 
 }  // namespace sluice::admin

@@ -17,6 +17,8 @@
 // Stateless functions; thread-safe.
 namespace sluice::admin {
 
+struct CommitError;  // admin_api.hpp
+
 /// `body` as indented JSON (`Cache-Control: no-store`), keep-alive as the request asked.
 [[nodiscard]] Response reply(const Request& req, boost::beast::http::status status,
                              const nlohmann::json& body);
@@ -31,6 +33,8 @@ namespace sluice::admin {
                                       const std::vector<config::Problem>& problems);
 [[nodiscard]] Response not_found(const Request& req, std::string message);
 [[nodiscard]] Response method_not_allowed(const Request& req, std::string_view allow);
+/// The answer to a change the gateway did not make (docs/admin-api.md): 409, 412, 503 or 500.
+[[nodiscard]] Response commit_error_reply(const Request& req, const CommitError& error);
 
 /// The request body as a JSON object (key order kept) that will land at config path `base`
 /// ("" for the document root), or the 400 to answer: malformed JSON (field "(body)"), a

@@ -77,6 +77,13 @@ Response AdminApi::put_endpoint_state(const Call& call, const std::string& backe
     return reply(call.req, boost::beast::http::status::ok,
                  {{"dry_run", true}, {"changes", insight::to_json(changes)}});
   }
+  if (context_.share_draining) {  // a fleet: every replica's, or nobody's (docs/fleet.md)
+    if (auto error = context_.share_draining(backend, endpoint, draining)) {
+      log_->error("admin change not applied peer={} resource=endpoint_state name={}/{} error={}",
+                  show(call.peer), backend, endpoint, error->detail);
+      return commit_error_reply(call.req, *error);
+    }
+  }
   health->set_draining(endpoint, draining);
   context_.metrics.count_admin_change("endpoint_state");
   log_->info("admin change peer={} resource=endpoint_state name={}/{} state={}", show(call.peer),

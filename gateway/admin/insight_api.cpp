@@ -61,28 +61,6 @@ std::optional<std::uint64_t> if_match_version(std::string_view text) {
   return number;
 }
 
-Response commit_error_reply(const Request& req, const CommitError& error) {
-  using Kind = CommitError::Kind;
-  switch (error.kind) {
-    case Kind::kFileChanged:
-      return reply(req, http::status::conflict,
-                   {{"error", "config_file_changed"}, {"detail", error.detail}});
-    case Kind::kFleetUnavailable:
-      return reply(req, http::status::service_unavailable,
-                   {{"error", "fleet_unavailable"}, {"detail", error.detail}});
-    case Kind::kVersionMismatch:
-      return reply(req, http::status::precondition_failed,
-                   {{"error", "version_mismatch"}, {"current", error.current}});
-    case Kind::kFleetConflict:
-      return reply(req, http::status::conflict,
-                   {{"error", "fleet_conflict"}, {"detail", error.detail}});
-    case Kind::kPersistFailed:
-      break;
-  }
-  return reply(req, http::status::internal_server_error,
-               {{"error", "persist_failed"}, {"detail", error.detail}});
-}
-
 }  // namespace
 
 std::uint64_t AdminApi::current_version() const {

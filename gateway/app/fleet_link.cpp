@@ -49,10 +49,11 @@ FleetLink::FleetLink(const config::Config& config, metrics::Metrics& metrics, Wa
       metrics_(metrics.registry()),
       sync_(
           fleet_redis_options(config), config.fleet, replica_id_,
-          [this](fleet::FleetVersion version, bool authoritative) {
-            deliver(std::move(version), authoritative);
-          },
-          [this](std::vector<fleet::FleetEvent> events) { deliver(std::move(events)); }, log),
+          {.apply = [this](fleet::FleetVersion version,
+                           bool authoritative) { deliver(std::move(version), authoritative); },
+           .events = [this](std::vector<fleet::FleetEvent> events) { deliver(std::move(events)); },
+           .drained = [this](fleet::DrainedEndpoints drained) { deliver(std::move(drained)); }},
+          log),
       log_(std::move(log)) {}
 
 FleetLink::~FleetLink() {
@@ -82,22 +83,22 @@ void FleetLink::stop() {
 }
 
 void FleetLink::deliver(fleet::FleetVersion version, bool authoritative) {
-  bool waiting = false;
+  bool was_waiting = false;
   {
     const std::lock_guard lock(delivered_mutex_);
-    waiting = delivered_.has_value() || !events_.empty();
+    was_waiting = waiting();
     delivered_ = Delivered{std::move(version), authoritative};
   }
-  if (!waiting) {
+  if (!was_waiting) {
     wake_();
   }
 }
 
 void FleetLink::deliver(std::vector<fleet::FleetEvent> events) {
-  bool waiting = false;
+  bool was_waiting = false;
   {
     const std::lock_guard lock(delivered_mutex_);
-    waiting = delivered_.has_value() || !events_.empty();
+    was_waiting = waiting();
     events_.insert(events_.end(), std::make_move_iterator(events.begin()),
                    std::make_move_iterator(events.end()));
     if (events_.size() > kMaxDeliveredEvents) {
@@ -105,9 +106,35 @@ void FleetLink::deliver(std::vector<fleet::FleetEvent> events) {
                                                            events_.size() - kMaxDeliveredEvents));
     }
   }
-  if (!waiting) {
+  if (!was_waiting) {
     wake_();
   }
+}
+
+void FleetLink::deliver(fleet::DrainedEndpoints drained) {
+  bool was_waiting = false;
+  {
+    const std::lock_guard lock(delivered_mutex_);
+    was_waiting = waiting();
+    drained_ = std::move(drained);
+  }
+  if (!was_waiting) {
+    wake_();
+  }
+}
+
+std::optional<fleet::DrainedEndpoints> FleetLink::take_draining() {
+  const std::lock_guard lock(delivered_mutex_);
+  return std::exchange(drained_, std::nullopt);
+}
+
+std::optional<admin::CommitError> FleetLink::share_draining(const std::string& backend,
+                                                            const std::string& endpoint,
+                                                            bool draining) {
+  if (!store_.set_draining(replica_id_, backend, endpoint, draining)) {
+    return admin::CommitError{Kind::kFleetUnavailable, "fleet Redis: " + redis_.error()};
+  }
+  return std::nullopt;
 }
 
 std::optional<FleetLink::Delivered> FleetLink::take_delivered() {

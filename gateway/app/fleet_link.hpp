@@ -73,6 +73,13 @@ class FleetLink {
   void publish_event(std::string type, std::string body) {
     sync_.publish_event(std::move(type), std::move(body));
   }
+  /// The endpoints drained fleet-wide, when that set changed since the last call.
+  [[nodiscard]] std::optional<fleet::DrainedEndpoints> take_draining();
+  /// Drains (or makes active) an endpoint fleet-wide (a blocking write, bounded by
+  /// sync_timeout_ms); the error when Redis did not take it (then nothing changed).
+  [[nodiscard]] std::optional<admin::CommitError> share_draining(const std::string& backend,
+                                                                 const std::string& endpoint,
+                                                                 bool draining);
   /// The newest version the fleet thread delivered since the last call, or nullopt. Versions
   /// it replaced before the control thread came are skipped: installing only the newest keeps
   /// a busy control thread from building a backlog of versions no longer current.
@@ -99,15 +106,21 @@ class FleetLink {
   void deliver(fleet::FleetVersion version, bool authoritative);
   /// Keeps delivered events (fleet thread) for take_events (control thread).
   void deliver(std::vector<fleet::FleetEvent> events);
+  void deliver(fleet::DrainedEndpoints drained);
+  /// Something delivered waits for the control thread. Requires delivered_mutex_.
+  [[nodiscard]] bool waiting() const {
+    return delivered_.has_value() || !events_.empty() || drained_.has_value();
+  }
   static constexpr std::size_t kMaxDeliveredEvents = 1024;
 
   config::FleetConfig config_;
   std::string replica_id_;
   Wake wake_;
   std::mutex delivered_mutex_;
-  std::optional<Delivered> delivered_;     ///< guarded by delivered_mutex_
-  std::vector<fleet::FleetEvent> events_;  ///< guarded by delivered_mutex_
-  fleet::FleetRedis redis_;                ///< the control thread's own connection
+  std::optional<Delivered> delivered_;              ///< guarded by delivered_mutex_
+  std::vector<fleet::FleetEvent> events_;           ///< guarded by delivered_mutex_
+  std::optional<fleet::DrainedEndpoints> drained_;  ///< guarded by delivered_mutex_
+  fleet::FleetRedis redis_;                         ///< the control thread's own connection
   fleet::FleetStore store_;
   metrics::FleetMetrics metrics_;
   fleet::FleetSync sync_;

@@ -162,6 +162,14 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
                             : nullptr,
           .events = &events_,
           .fleet_events = fleet_ ? &fleet_events_ : nullptr,
+          .share_draining = fleet_ ? std::function<std::optional<admin::CommitError>(
+                                         const std::string&, const std::string&, bool)>(
+                                         [this](const std::string& backend,
+                                                const std::string& endpoint, bool draining) {
+                                           return fleet_->share_draining(backend, endpoint,
+                                                                         draining);
+                                         })
+                                   : nullptr,
           .breaker_history = [this] { return breaker_history(); },
       },
       admin::BearerAuth(admin_token_), log::get("admin"));

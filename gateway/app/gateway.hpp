@@ -78,12 +78,12 @@ class Gateway {
   /// Starts or stops the config file watch as config_->config_watch says.
   void watch_config_file();
   // gateway_fleet.cpp (docs/fleet.md):
-  /// Creates fleet_ when fleet.enabled (from the constructor, before the admin API).
-  void make_fleet();
-  /// Takes the fleet's version (or seeds it) and starts the fleet thread.
-  void start_fleet();
+  void make_fleet();   ///< fleet_ when fleet.enabled (from the constructor, before the API)
+  void start_fleet();  ///< takes the fleet's version (or seeds it), starts the fleet thread
   /// The heartbeat's fields, the heavy hitters to publish and the fleet gauges, from the tick.
   void fleet_tick();
+  /// Drains exactly the endpoints the fleet drained (the others are made active).
+  void apply_fleet_draining(const fleet::DrainedEndpoints& drained);
   /// Every replica's events (fleet's stream) to fleet_events_, each with its `replica`.
   void publish_fleet_events(std::vector<fleet::FleetEvent> events);
   /// Runs a fleet version here (posted by the fleet thread, or taken at start).

@@ -25,12 +25,33 @@ void Gateway::make_fleet() {
             apply_fleet(std::move(delivered->version), delivered->authoritative);
           }
           publish_fleet_events(fleet_->take_events());
+          if (auto drained = fleet_->take_draining()) {
+            apply_fleet_draining(*drained);
+          }
         });
       },
       log::get("fleet"));
   events_.observe([this](std::string_view type, const std::string& body) {
     fleet_->publish_event(std::string(type), body);
   });
+}
+
+void Gateway::apply_fleet_draining(const fleet::DrainedEndpoints& drained) {
+  const core::TimePoint now = clock_.now();
+  for (const auto& [name, backend] : config_->backends) {
+    const auto health = health_.find(name);
+    if (!health) {
+      continue;
+    }
+    for (const auto& endpoint : health->view(now)) {
+      const bool draining = drained.contains({name, endpoint.endpoint});
+      if ((endpoint.state == health::EndpointState::kDraining) != draining) {
+        health->set_draining(endpoint.endpoint, draining);
+        log::get("fleet")->info("fleet endpoint state applied backend={} endpoint={} state={}",
+                                name, endpoint.endpoint, draining ? "draining" : "active");
+      }
+    }
+  }
 }
 
 void Gateway::publish_fleet_events(std::vector<fleet::FleetEvent> events) {

@@ -2,6 +2,7 @@
 #include "gateway/fleet/fleet_store.hpp"
 
 #include <charconv>
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 namespace sluice::fleet {
@@ -103,7 +104,8 @@ FleetStore::FleetStore(FleetRedis& redis, const std::string& fleet_name)
       log_("sluice-fleet:{" + fleet_name + "}:log"),
       replicas_("sluice-fleet:{" + fleet_name + "}:replicas"),
       top_("sluice-fleet:{" + fleet_name + "}:top"),
-      events_("sluice-fleet:{" + fleet_name + "}:events") {}
+      events_("sluice-fleet:{" + fleet_name + "}:events"),
+      draining_("sluice-fleet:{" + fleet_name + "}:draining") {}
 
 std::optional<FleetVersion> FleetStore::take_or_seed(const FleetVersion& seed,
                                                      const std::string& source) {
@@ -184,6 +186,36 @@ bool FleetStore::add_event(const FleetEvent& event) {
   const auto reply = redis_.call({"XADD", events_, "MAXLEN", "~", "1000", "*", "replica",
                                   event.replica, "type", event.type, "body", event.body});
   return reply && !reply->is_error();
+}
+
+bool FleetStore::set_draining(const std::string& replica, const std::string& backend,
+                              const std::string& endpoint, bool draining) {
+  const std::string field = nlohmann::json::array({backend, endpoint}).dump();
+  const auto reply = draining ? redis_.call({"HSET", draining_, field, "1"})
+                              : redis_.call({"HDEL", draining_, field});
+  if (!reply || reply->is_error()) {
+    return false;
+  }
+  const nlohmann::json body = {
+      {"backend", backend}, {"endpoint", endpoint}, {"state", draining ? "draining" : "active"}};
+  // Without the notice the others still see the change at their next heartbeat.
+  (void)add_event({replica, std::string(kDrainEvent), body.dump()});
+  return true;
+}
+
+std::optional<DrainedEndpoints> FleetStore::draining() {
+  const auto fields = all(draining_);
+  if (!fields) {
+    return std::nullopt;
+  }
+  DrainedEndpoints drained;
+  for (const auto& [field, value] : *fields) {
+    const auto pair = nlohmann::json::parse(field, nullptr, false);
+    if (pair.is_array() && pair.size() == 2 && pair[0].is_string() && pair[1].is_string()) {
+      drained.emplace(pair[0].get<std::string>(), pair[1].get<std::string>());
+    }
+  }
+  return drained;
 }
 
 bool FleetStore::put(const std::string& hash, const std::string& replica, const std::string& text) {

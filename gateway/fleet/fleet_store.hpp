@@ -5,7 +5,10 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gateway/fleet/fleet_redis.hpp"
@@ -37,6 +40,12 @@ struct FleetEvent {
   std::string body;
 };
 
+/// The endpoints an operator drained fleet-wide: (backend, endpoint) pairs.
+using DrainedEndpoints = std::set<std::pair<std::string, std::string>>;
+
+/// The event type a fleet-wide drain adds to the event stream, so replicas re-read the set.
+inline constexpr std::string_view kDrainEvent = "endpoint_state";
+
 /// Where a replica has read the change log and the event stream to (stream ids).
 struct LogCursor {
   std::string log_id;
@@ -55,9 +64,10 @@ struct LogRead {
 /// change log: one entry per version without its config, which only the doc holds; oldest
 /// trimmed past about 1,000) and `...:replicas` (a
 /// hash: replica id to its heartbeat, JSON) and `...:top` (a hash: replica id to its heavy
-/// hitters, JSON) and `...:events` (a stream: every replica's live events). Every write is one
-/// script, so a version and its log entry are made together or not at all. Confined to the thread
-/// of its FleetRedis, which must outlive it.
+/// hitters, JSON) `...:events` (a stream: every replica's live events) and `...:draining` (a hash:
+/// the endpoints drained fleet-wide, `["backend","endpoint"]` to 1). Every write is one script, so
+/// a version and its log entry are made together or not at all. Confined to the thread of its
+/// FleetRedis, which must outlive it.
 class FleetStore {
  public:
   FleetStore(FleetRedis& redis, const std::string& fleet_name);
@@ -87,6 +97,12 @@ class FleetStore {
   bool publish_top(const std::string& replica, const std::string& top);
   /// Every replica's last published heavy hitters. nullopt: unavailable.
   [[nodiscard]] std::optional<std::map<std::string, std::string>> published_tops();
+  /// Drains (or makes active again) an endpoint fleet-wide: the set, then a kDrainEvent
+  /// event from `replica` so every replica re-reads it at once.
+  bool set_draining(const std::string& replica, const std::string& backend,
+                    const std::string& endpoint, bool draining);
+  /// The endpoints drained fleet-wide. nullopt: unavailable.
+  [[nodiscard]] std::optional<DrainedEndpoints> draining();
   /// Removes a replica's heartbeat and heavy hitters (it has been lost too long).
   bool forget(const std::string& replica);
 
@@ -100,6 +116,7 @@ class FleetStore {
   std::string replicas_;
   std::string top_;
   std::string events_;
+  std::string draining_;
 };
 
 }  // namespace sluice::fleet

@@ -45,12 +45,13 @@ std::string replica_id_for(const config::FleetConfig& config) {
 }
 
 FleetSync::FleetSync(FleetRedis::Options redis, config::FleetConfig config, std::string replica_id,
-                     Apply apply, Events events, std::shared_ptr<spdlog::logger> log)
+                     Handlers handlers, std::shared_ptr<spdlog::logger> log)
     : redis_options_(std::move(redis)),
       config_(std::move(config)),
       replica_id_(std::move(replica_id)),
-      apply_(std::move(apply)),
-      events_(std::move(events)),
+      apply_(std::move(handlers.apply)),
+      events_(std::move(handlers.events)),
+      drained_(std::move(handlers.drained)),
       log_(std::move(log)) {}
 
 FleetSync::~FleetSync() {
@@ -152,7 +153,13 @@ void FleetSync::run() {
     }
     backoff = kFirstBackoff;
     if (!read->events.empty()) {
+      const bool drain_changed =
+          std::any_of(read->events.begin(), read->events.end(),
+                      [](const FleetEvent& event) { return event.type == kDrainEvent; });
       events_(std::move(read->events));
+      if (drain_changed) {
+        refresh_draining(store);
+      }
     }
     const auto newest = std::max_element(
         read->versions.begin(), read->versions.end(),
@@ -243,6 +250,9 @@ void FleetSync::beat(FleetStore& store) {
     ours.version = std::max<std::uint64_t>(ours.version, 1);
     ours.replica = replica_id_;
     ours.at_ms = now_ms;
+    for (const auto& [backend, endpoint] : drained_seen_.value_or(DrainedEndpoints{})) {
+      store.set_draining(replica_id_, backend, endpoint, true);  // the drains it lost, too
+    }
     if (const auto taken = store.take_or_seed(ours, "reseed")) {
       log_->warn("fleet had no version fleet={}: re-seeded version={} by={}", config_.name,
                  taken->version, taken->replica);
@@ -254,6 +264,15 @@ void FleetSync::beat(FleetStore& store) {
     apply_(*current, true);
   }
   refresh_replicas(store, now_ms);
+  refresh_draining(store);
+}
+
+void FleetSync::refresh_draining(FleetStore& store) {
+  auto drained = store.draining();
+  if (drained && drained != drained_seen_) {
+    drained_seen_ = drained;
+    drained_(std::move(*drained));
+  }
 }
 
 void FleetSync::refresh_replicas(FleetStore& store, std::int64_t now_ms) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,11 +47,20 @@ class FleetSync {
   using Apply = std::function<void(FleetVersion, bool authoritative)>;
   /// Called with the events every replica (this one too) added to the fleet's event stream.
   using Events = std::function<void(std::vector<FleetEvent>)>;
+  /// Called with the endpoints drained fleet-wide whenever that set changed (and first when
+  /// it was read).
+  using Drained = std::function<void(DrainedEndpoints)>;
+  /// Where the fleet thread hands what it read; each must hand it over (post it).
+  struct Handlers {
+    Apply apply;
+    Events events;
+    Drained drained;
+  };
   /// Local events kept while Redis is away; past this the oldest are dropped.
   static constexpr std::size_t kMaxOutgoingEvents = 1000;
 
   FleetSync(FleetRedis::Options redis, config::FleetConfig config, std::string replica_id,
-            Apply apply, Events events, std::shared_ptr<spdlog::logger> log);
+            Handlers handlers, std::shared_ptr<spdlog::logger> log);
   FleetSync(const FleetSync&) = delete;
   FleetSync& operator=(const FleetSync&) = delete;
   ~FleetSync();
@@ -83,6 +93,8 @@ class FleetSync {
   void refresh_replicas(FleetStore& store, std::int64_t now_ms);
   void publish_top(FleetStore& store);
   void send_events(FleetStore& store);
+  /// Reads the drained endpoints; hands them over when they differ from the last read.
+  void refresh_draining(FleetStore& store);
   /// Waits `how_long` unless stop() comes first; false when stopping.
   bool pause(std::chrono::milliseconds how_long);
 
@@ -91,6 +103,7 @@ class FleetSync {
   std::string replica_id_;
   Apply apply_;
   Events events_;
+  Drained drained_;
   std::shared_ptr<spdlog::logger> log_;
 
   mutable std::mutex mutex_;  // everything below but the atomics and the thread
@@ -101,6 +114,7 @@ class FleetSync {
   nlohmann::json heartbeat_ = nlohmann::json::object();
   std::string top_;
   std::deque<FleetEvent> outgoing_;
+  std::optional<DrainedEndpoints> drained_seen_;  ///< the fleet thread's own
   nlohmann::json replicas_ = nlohmann::json::array();
   std::atomic<bool> connected_{false};
   std::thread thread_;

@@ -123,6 +123,36 @@ TEST_F(FleetTest, ARollbackOnOneReplicaRollsTheFleetBack) {
   }));
 }
 
+// Draining an endpoint is runtime state, not config, but in a fleet it is the fleet's: drained
+// on one replica, it drains on all, on a replica that starts later, and Redis down refuses it.
+TEST_F(FleetTest, DrainingAnEndpointOnOneReplicaDrainsItOnEvery) {
+  start_replicas(2);
+  const std::string path = "/admin/backends/demo/endpoints/" + backend.endpoint() + "/state";
+  const auto state_on = [&](SluiceProcess& replica) {
+    return AdminClient(replica.admin_port())
+        .get("/admin/backends/demo/endpoints")
+        .body["endpoints"][0]["state"];
+  };
+  const auto put = AdminClient(replicas[0]->admin_port()).put(path, {{"state", "draining"}});
+  ASSERT_EQ(put.status, 200U) << put.body.dump();
+  EXPECT_EQ(state_on(*replicas[0]), "draining");
+  EXPECT_TRUE(wait_until("the drain on the other replica",
+                         [&] { return state_on(*replicas[1]) == "draining"; }));
+  replicas.push_back(std::make_unique<SluiceProcess>(replica_config()));
+  EXPECT_TRUE(wait_until("the drain on a replica started later",
+                         [&] { return state_on(*replicas[2]) == "draining"; }));
+  ASSERT_EQ(AdminClient(replicas[2]->admin_port()).put(path, {{"state", "active"}}).status, 200U);
+  for (auto& replica : replicas) {
+    EXPECT_TRUE(
+        wait_until("active again everywhere", [&] { return state_on(*replica) == "healthy"; }));
+  }
+  redis.stop();
+  const auto refused = AdminClient(replicas[1]->admin_port()).put(path, {{"state", "draining"}});
+  EXPECT_EQ(refused.status, 503U);
+  EXPECT_EQ(refused.body["error"], "fleet_unavailable");
+  EXPECT_EQ(state_on(*replicas[1]), "healthy");  // changed nothing
+}
+
 TEST_F(FleetTest, ConcurrentChangesOnDifferentReplicasAreAllKept) {
   start_replicas(3);
   std::vector<std::thread> writers;
