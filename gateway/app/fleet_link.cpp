@@ -47,13 +47,26 @@ FleetLink::FleetLink(const config::Config& config, metrics::Metrics& metrics, Wa
       redis_(fleet_redis_options(config)),
       store_(redis_, config.fleet.name),
       metrics_(metrics.registry()),
-      sync_(
-          fleet_redis_options(config), config.fleet, replica_id_,
-          {.apply = [this](fleet::FleetVersion version,
-                           bool authoritative) { deliver(std::move(version), authoritative); },
-           .events = [this](std::vector<fleet::FleetEvent> events) { deliver(std::move(events)); },
-           .drained = [this](fleet::DrainedEndpoints drained) { deliver(std::move(drained)); }},
-          log),
+      sync_(fleet_redis_options(config), config.fleet, replica_id_,
+            {.apply =
+                 [this](fleet::FleetVersion version, bool authoritative) {
+                   if (inbox_.put_version(std::move(version), authoritative)) {
+                     wake_();
+                   }
+                 },
+             .events =
+                 [this](std::vector<fleet::FleetEvent> events) {
+                   if (inbox_.put_events(std::move(events))) {
+                     wake_();
+                   }
+                 },
+             .drained =
+                 [this](fleet::DrainedEndpoints drained) {
+                   if (inbox_.put_drained(std::move(drained))) {
+                     wake_();
+                   }
+                 }},
+            log),
       log_(std::move(log)) {}
 
 FleetLink::~FleetLink() {
@@ -82,52 +95,6 @@ void FleetLink::stop() {
   sync_.stop();
 }
 
-void FleetLink::deliver(fleet::FleetVersion version, bool authoritative) {
-  bool was_waiting = false;
-  {
-    const std::lock_guard lock(delivered_mutex_);
-    was_waiting = waiting();
-    delivered_ = Delivered{std::move(version), authoritative};
-  }
-  if (!was_waiting) {
-    wake_();
-  }
-}
-
-void FleetLink::deliver(std::vector<fleet::FleetEvent> events) {
-  bool was_waiting = false;
-  {
-    const std::lock_guard lock(delivered_mutex_);
-    was_waiting = waiting();
-    events_.insert(events_.end(), std::make_move_iterator(events.begin()),
-                   std::make_move_iterator(events.end()));
-    if (events_.size() > kMaxDeliveredEvents) {
-      events_.erase(events_.begin(), events_.begin() + static_cast<std::ptrdiff_t>(
-                                                           events_.size() - kMaxDeliveredEvents));
-    }
-  }
-  if (!was_waiting) {
-    wake_();
-  }
-}
-
-void FleetLink::deliver(fleet::DrainedEndpoints drained) {
-  bool was_waiting = false;
-  {
-    const std::lock_guard lock(delivered_mutex_);
-    was_waiting = waiting();
-    drained_ = std::move(drained);
-  }
-  if (!was_waiting) {
-    wake_();
-  }
-}
-
-std::optional<fleet::DrainedEndpoints> FleetLink::take_draining() {
-  const std::lock_guard lock(delivered_mutex_);
-  return std::exchange(drained_, std::nullopt);
-}
-
 std::optional<admin::CommitError> FleetLink::share_draining(const std::string& backend,
                                                             const std::string& endpoint,
                                                             bool draining) {
@@ -135,16 +102,6 @@ std::optional<admin::CommitError> FleetLink::share_draining(const std::string& b
     return admin::CommitError{Kind::kFleetUnavailable, "fleet Redis: " + redis_.error()};
   }
   return std::nullopt;
-}
-
-std::optional<FleetLink::Delivered> FleetLink::take_delivered() {
-  const std::lock_guard lock(delivered_mutex_);
-  return std::exchange(delivered_, std::nullopt);
-}
-
-std::vector<fleet::FleetEvent> FleetLink::take_events() {
-  const std::lock_guard lock(delivered_mutex_);
-  return std::exchange(events_, {});
 }
 
 std::optional<fleet::FleetVersion> FleetLink::read_current() {

@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "gateway/admin/admin_api.hpp"
+#include "gateway/app/fleet_inbox.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/config/config_document.hpp"
 #include "gateway/fleet/fleet_document.hpp"
@@ -28,17 +29,12 @@ namespace sluice::app {
 /// fleet thread that brings other replicas' changes. The blocking calls here (start, write) are
 /// the control thread's, bounded by fleet.sync_timeout_ms
 /// (docs/decisions/0021-fleet-through-redis.md). Confined to the control thread but for
-/// the fleet thread's deliveries (behind a mutex; `wake` posts) and take_delivered().
+/// the fleet thread's deliveries (behind a mutex; `wake` posts) and take_deliveries().
 class FleetLink {
  public:
-  /// Called on the fleet thread when a version to run or events were delivered and nothing was
-  /// waiting: it must post a call of take_delivered() and take_events() to the control thread.
+  /// Called on the fleet thread when something was delivered and nothing was waiting: it must
+  /// post a call of take_deliveries() to the control thread.
   using Wake = std::function<void()>;
-  /// A version this replica should run; `authoritative` as FleetSync::Apply.
-  struct Delivered {
-    fleet::FleetVersion version;
-    bool authoritative = false;
-  };
 
   FleetLink(const config::Config& config, metrics::Metrics& metrics, Wake wake,
             std::shared_ptr<spdlog::logger> log);
@@ -66,24 +62,17 @@ class FleetLink {
   /// The fleet's version now, read from Redis (to tell a real regression from a stale one).
   [[nodiscard]] std::optional<fleet::FleetVersion> read_current();
 
-  /// The fleet's events the fleet thread delivered since the last call (oldest first; past
-  /// kMaxDeliveredEvents waiting, the oldest are dropped).
-  [[nodiscard]] std::vector<fleet::FleetEvent> take_events();
   /// Sends one of this replica's live events to the fleet's event stream (queued).
   void publish_event(std::string type, std::string body) {
     sync_.publish_event(std::move(type), std::move(body));
   }
-  /// The endpoints drained fleet-wide, when that set changed since the last call.
-  [[nodiscard]] std::optional<fleet::DrainedEndpoints> take_draining();
   /// Drains (or makes active) an endpoint fleet-wide (a blocking write, bounded by
   /// sync_timeout_ms); the error when Redis did not take it (then nothing changed).
   [[nodiscard]] std::optional<admin::CommitError> share_draining(const std::string& backend,
                                                                  const std::string& endpoint,
                                                                  bool draining);
-  /// The newest version the fleet thread delivered since the last call, or nullopt. Versions
-  /// it replaced before the control thread came are skipped: installing only the newest keeps
-  /// a busy control thread from building a backlog of versions no longer current.
-  [[nodiscard]] std::optional<Delivered> take_delivered();
+  /// What the fleet thread delivered since the last call (fleet_inbox.hpp).
+  [[nodiscard]] FleetInbox::Deliveries take_deliveries() { return inbox_.take(); }
 
   /// The control thread ran `version` (made `at_ms`): heartbeat, gauge, sync histogram.
   void applied(const fleet::FleetVersion& version);
@@ -102,25 +91,11 @@ class FleetLink {
   [[nodiscard]] const std::string& replica_id() const noexcept { return replica_id_; }
 
  private:
-  /// Keeps the newest delivered version (fleet thread) for take_delivered (control thread).
-  void deliver(fleet::FleetVersion version, bool authoritative);
-  /// Keeps delivered events (fleet thread) for take_events (control thread).
-  void deliver(std::vector<fleet::FleetEvent> events);
-  void deliver(fleet::DrainedEndpoints drained);
-  /// Something delivered waits for the control thread. Requires delivered_mutex_.
-  [[nodiscard]] bool waiting() const {
-    return delivered_.has_value() || !events_.empty() || drained_.has_value();
-  }
-  static constexpr std::size_t kMaxDeliveredEvents = 1024;
-
   config::FleetConfig config_;
   std::string replica_id_;
   Wake wake_;
-  std::mutex delivered_mutex_;
-  std::optional<Delivered> delivered_;              ///< guarded by delivered_mutex_
-  std::vector<fleet::FleetEvent> events_;           ///< guarded by delivered_mutex_
-  std::optional<fleet::DrainedEndpoints> drained_;  ///< guarded by delivered_mutex_
-  fleet::FleetRedis redis_;                         ///< the control thread's own connection
+  FleetInbox inbox_;
+  fleet::FleetRedis redis_;  ///< the control thread's own connection
   fleet::FleetStore store_;
   metrics::FleetMetrics metrics_;
   fleet::FleetSync sync_;

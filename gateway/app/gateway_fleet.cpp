@@ -21,12 +21,13 @@ void Gateway::make_fleet() {
       *config_, metrics_,
       [this] {
         boost::asio::post(control_, [this] {
-          if (auto delivered = fleet_->take_delivered()) {
-            apply_fleet(std::move(delivered->version), delivered->authoritative);
+          auto delivered = fleet_->take_deliveries();
+          if (delivered.version) {
+            apply_fleet(std::move(delivered.version->version), delivered.version->authoritative);
           }
-          publish_fleet_events(fleet_->take_events());
-          if (auto drained = fleet_->take_draining()) {
-            apply_fleet_draining(*drained);
+          publish_fleet_events(std::move(delivered.events));
+          if (delivered.drained) {
+            apply_fleet_draining(*delivered.drained);
           }
         });
       },
