@@ -24,6 +24,10 @@ void Gateway::record_version(insight::VersionSource source) {
                                   : insight::summarize(insight::config_changes(
                                         last->config, document_.json(),
                                         [this](std::string_view key) { return key_label(key); }));
+  if (fleet_ && source == insight::VersionSource::kReload && fleet_->version() > 0) {
+    // A reload in a fleet changes this replica's local part only: made here, on that version.
+    history_.next_from_fleet({fleet_->version(), fleet_->replica_id()});
+  }
   std::optional<std::string> warning;
   const auto& version = history_.record(source, std::nullopt, summary, document_.json(), warning);
   if (warning) {

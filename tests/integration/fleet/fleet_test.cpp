@@ -263,6 +263,10 @@ TEST_F(FleetTest, AReloadKeepsTheFleetsSharedPartAndAppliesTheLocalOne) {
   EXPECT_TRUE(replicas[0]->process().wait_for_line_after(mark, "reload keeps fleet version 2"));
   EXPECT_EQ(limit_of(*replicas[0])["requests"], 60);
   EXPECT_EQ(admin.get("/admin/config").body["http"]["idle_timeout_ms"], 12345);
+  const json reload = admin.get("/admin/config/versions").body["versions"].front();
+  EXPECT_EQ(reload["source"], "reload");
+  EXPECT_EQ(reload["fleet_version"], 2);  // made here, running fleet version 2
+  EXPECT_EQ(reload["replica"], admin.get("/admin/fleet").body["replica"]);
 }
 
 TEST_F(FleetTest, ConfigCheckNeedsARedisStoreForAFleet) {
