@@ -126,6 +126,11 @@ void BodyWriter::close() {
   if (state_->finished) {
     return;
   }
+  // SO_LINGER {on, 0}: close() sends a reset and frees the send buffer. A graceful close would
+  // leave the unsent events and the FIN to zero-window probes, whose backoff can keep a client
+  // that reads again waiting for many seconds to learn it was dropped.
+  beast::error_code ignored;
+  stream_.socket().set_option(net::socket_base::linger(true, 0), ignored);
   stream_.close();  // a write in progress completes with operation_aborted
   state_->end();
 }

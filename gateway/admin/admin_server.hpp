@@ -35,7 +35,9 @@ class BodyWriter {
   boost::asio::awaitable<bool> write(std::string_view text);
   /// True once the peer closed, a write failed, or close() was called.
   [[nodiscard]] bool is_closed() const noexcept;
-  /// Closes the connection now, even during a write (a producer giving up on a slow client).
+  /// Closes the connection now, even during a write (a producer giving up on a slow client),
+  /// with a reset: what the kernel still holds for the peer is discarded at once rather than
+  /// left to a peer that does not read (docs/operating.md "Live events").
   void close();
   /// Runs once when the connection ends while the producer waits for something else (the peer
   /// closed it), so the producer can stop waiting. Must stay callable while set.
