@@ -41,6 +41,9 @@ int access_log_line(Input input);
 /// A client connection whose every request sluice forwards must read the same (method, target,
 /// Host, framing, body) to an independent strict parser reading what the upstream received.
 int request_differential(Input input);
+/// Bearer tokens and JSON Web Key Sets (gateway/auth): base64url's one spelling, the keys a set
+/// keeps, a token verified against fixed keys and a secret, the token cache's answer.
+int jose_token(Input input);
 
 /// Turns logging off: a target's inputs are mostly errors, each logged otherwise.
 void quiet_logs();

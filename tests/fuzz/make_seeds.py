@@ -8,6 +8,7 @@ the files are committed (docs/fuzzing.md). What the fuzzer adds while it runs (`
 keeps its own corpus under build/fuzz/corpus) is not committed.
 """
 import json
+import re
 import pathlib
 import struct
 
@@ -297,6 +298,27 @@ def access_log_lines():
         write("access_log_line", name, text + "\n")
 
 
+def jose_tokens():
+    # The tokens and key set python3-cryptography signed for the unit tests, then variants.
+    header = pathlib.Path(__file__).resolve().parent.parent / "unit" / "auth" / "jws_vectors.hpp"
+    text = header.read_text()
+    vectors = dict(re.findall(r'inline constexpr const char\* k(\w+) = "([^"]*)";', text))
+    jwks = re.search(r'kJwks = R"json\((.*)\)json"', text).group(1)
+    seeds = {f"token_{alg.lower()}": token for alg, token in vectors.items()
+             if alg not in ("Hs256Secret",)}
+    seeds["jwks"] = jwks
+    es256 = vectors["ES256"]
+    seeds["alg_none"] = "eyJhbGciOiJub25lIn0." + es256.split(".")[1] + "."
+    seeds["two_parts"] = ".".join(es256.split(".")[:2])
+    seeds["padded"] = es256 + "=="
+    seeds["base64url"] = "Zm9vYmFy-_"
+    seeds["jwks_mixed"] = ('{"keys":[{"kty":"oct","k":"c2VjcmV0"},{"kty":"EC","crv":"P-256",'
+                           '"x":"AQ","y":"AQ"},{"kty":"RSA","n":"AQAB","e":"AQAB","alg":"HS256"},'
+                           '"x",{"kty":"OKP","crv":"Ed25519","x":"' + "A" * 43 + '"}]}')
+    for name, value in seeds.items():
+        write("jose_token", name, value)
+
+
 if __name__ == "__main__":
     request_heads()
     request_differentials()
@@ -308,3 +330,4 @@ if __name__ == "__main__":
     admin_requests()
     redis_replies()
     access_log_lines()
+    jose_tokens()

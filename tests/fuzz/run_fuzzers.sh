@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 readonly SECONDS_EACH=${1:?usage: run_fuzzers.sh SECONDS [TARGET...]}
 shift
 readonly ALL_TARGETS=(request_head response_head chunked_body http2_frames proxy_header config_text
-  admin_request redis_reply access_log_line request_differential)
+  admin_request redis_reply access_log_line request_differential jose_token)
 targets=("$@")
 ((${#targets[@]} > 0)) || targets=("${ALL_TARGETS[@]}")
 readonly BIN=build/asan/bin
@@ -27,7 +27,7 @@ dictionary_of() {
       echo tests/fuzz/dict/http.dict ;;
     http2_frames) echo tests/fuzz/dict/h2.dict ;;
     proxy_header) echo tests/fuzz/dict/proxy.dict ;;
-    config_text | admin_request) echo tests/fuzz/dict/json.dict ;;
+    config_text | admin_request | jose_token) echo tests/fuzz/dict/json.dict ;;
     redis_reply) echo tests/fuzz/dict/resp.dict ;;
     access_log_line) echo tests/fuzz/dict/access_log.dict ;;
     *) echo "unknown fuzz target: $1" >&2; return 1 ;;
