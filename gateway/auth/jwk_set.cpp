@@ -36,6 +36,16 @@ std::shared_ptr<EVP_PKEY> owned(EVP_PKEY* key) {
   return key == nullptr ? nullptr : std::shared_ptr<EVP_PKEY>(key, EVP_PKEY_free);
 }
 
+/// A member as text: a string as it is, anything else as JSON ("" when absent), so a member of
+/// the wrong type is named in the reason, never thrown on.
+std::string text_member(const json& jwk, const char* name) {
+  const auto it = jwk.find(name);
+  if (it == jwk.end()) {
+    return "";
+  }
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
 /// A member that must be a base64url string; nullopt when absent or not one.
 std::optional<std::string> bytes_member(const json& jwk, const char* name) {
   const auto it = jwk.find(name);
@@ -132,8 +142,8 @@ std::shared_ptr<EVP_PKEY> ed25519_key(const json& jwk, std::string& why) {
 /// The key and what its type allows; the key is null (and `why` says why) when it is unusable.
 VerificationKey read_key(const json& jwk, std::string& why) {
   VerificationKey out;
-  const std::string kty = jwk.value("kty", "");
-  const std::string crv = jwk.value("crv", "");
+  const std::string kty = text_member(jwk, "kty");
+  const std::string crv = text_member(jwk, "crv");
   if (kty == "RSA") {
     out.key = rsa_key(jwk, why);
     out.algorithms = {JwsAlgorithm::kRS256, JwsAlgorithm::kPS256};

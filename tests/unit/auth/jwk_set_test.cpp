@@ -90,6 +90,7 @@ TEST(JwkSetTest, LeavesOutKeysItCannotVerifyWithAndSaysWhy) {
                      {{"kty", "OKP"}, {"crv", "X25519"}},
                      {{"kty", "RSA"}, {"n", "+++"}, {"e", "AQAB"}},
                      "text",
+                     {{"kty", true}, {"crv", 256}},  // fuzz: kty_that_is_not_a_string
                      vector_key("ed"),
                      duplicate};
   std::vector<std::string> skipped;
@@ -97,7 +98,7 @@ TEST(JwkSetTest, LeavesOutKeysItCannotVerifyWithAndSaysWhy) {
   ASSERT_EQ(set.size(), 1U);
   EXPECT_NE(set.find("ed"), nullptr);
   EXPECT_EQ(set.find(""), set.find("ed"));  // the only key serves a token without kid
-  ASSERT_EQ(skipped.size(), 9U);
+  ASSERT_EQ(skipped.size(), 10U);
   EXPECT_NE(skipped[0].find("1024 bits"), std::string::npos) << skipped[0];
   EXPECT_NE(skipped[1].find("kid off"), std::string::npos) << skipped[1];
   EXPECT_NE(skipped[2].find("32 bytes"), std::string::npos) << skipped[2];
@@ -106,7 +107,8 @@ TEST(JwkSetTest, LeavesOutKeysItCannotVerifyWithAndSaysWhy) {
   EXPECT_NE(skipped[5].find("X25519"), std::string::npos) << skipped[5];
   EXPECT_NE(skipped[6].find("n and e"), std::string::npos) << skipped[6];
   EXPECT_NE(skipped[7].find("not an object"), std::string::npos) << skipped[7];
-  EXPECT_NE(skipped[8].find("second key"), std::string::npos) << skipped[8];
+  EXPECT_NE(skipped[8].find("kty true crv 256"), std::string::npos) << skipped[8];
+  EXPECT_NE(skipped[9].find("second key"), std::string::npos) << skipped[9];
 }
 
 TEST(JwkSetTest, ADocumentThatIsNotAKeySetIsAnError) {
