@@ -5,6 +5,7 @@
 #include <array>
 #include <charconv>
 #include <chrono>
+#include <limits>
 
 namespace sluice::store {
 namespace {
@@ -44,7 +45,12 @@ std::optional<ScriptReply> script_reply(const RedisReply& reply) {
 }
 
 std::uint32_t remaining_of(std::int64_t limit, std::int64_t count) {
-  return count < limit ? static_cast<std::uint32_t>(limit - count) : 0U;
+  // Whatever a broken Redis answers: both within [0, 2^32 - 1] before the subtraction, which
+  // then neither overflows nor wraps.
+  constexpr std::int64_t kMost = std::numeric_limits<std::uint32_t>::max();
+  const std::int64_t l = std::clamp<std::int64_t>(limit, 0, kMost);
+  const std::int64_t c = std::clamp<std::int64_t>(count, 0, kMost);
+  return c < l ? static_cast<std::uint32_t>(l - c) : 0U;
 }
 
 }  // namespace

@@ -80,5 +80,21 @@ TEST(RedisCodecTest, DurationsFromABrokenScriptReplyStayWithinAYear) {
   EXPECT_EQ(state->reset, std::chrono::milliseconds(365LL * 24 * 3600 * 1000));
 }
 
+TEST(RedisCodecTest, CountsFromABrokenScriptReplyNeitherOverflowNorWrap) {
+  // A count of -1 against a limit of INT64_MAX overflowed `limit - count` (undefined behaviour;
+  // found by the redis_reply fuzz target in CI): both are taken within [0, 2^32 - 1] first.
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::uint32_t kMost = std::numeric_limits<std::uint32_t>::max();
+  const auto d = decision_from(integers({1, -1, kMax, 0, 0}));
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->remaining, kMost);
+  const auto low = decision_from(integers({1, 5, -7, 0, 0}));
+  ASSERT_TRUE(low.has_value());
+  EXPECT_EQ(low->remaining, 0U);
+  const auto state = state_from(integers({1, -1, kMax, 0, 0}));
+  ASSERT_TRUE(state.has_value());
+  EXPECT_EQ(state->remaining, kMost);
+}
+
 }  // namespace
 }  // namespace sluice::store
