@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// A bearer token verified as SPEC §9.3 asks (docs/decisions/0022-jwt-reader-on-openssl.md):
+// A bearer token verified (docs/decisions/0022-jwt-reader-on-openssl.md):
 // the algorithm allowed, the key by kid, the signature, then exp/nbf with leeway, iss, aud
 // and the user and tier claims. Pure: the time is the caller's.
 
@@ -20,7 +20,7 @@
 
 namespace sluice::auth {
 
-/// Why a credential was refused: the fixed `reason` list of a 401 (SPEC §9.3).
+/// Why a credential was refused: the fixed `reason` list of a 401 (decision 0022).
 enum class AuthFailure {
   kMissing,
   kMalformed,

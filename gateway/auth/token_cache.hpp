@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// What a worker already knows of a bearer token (SPEC §9.3: "a repeated token costs no
-// signature check"): verified tokens until their `exp`, refused ones for a short while. Keyed
-// by the token's SHA-256, so a cache hit is the same token, never a hash collision of a short
-// key, and the cache holds no token.
+// What a worker already knows of a bearer token, so a repeated token costs no signature
+// check: verified tokens until their `exp`, refused ones for a short while. Keyed by the
+// token's SHA-256, so a cache hit is the same token, never a hash collision of a short key,
+// and the cache holds no token.
 
 #include <array>
 #include <chrono>
