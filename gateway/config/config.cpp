@@ -73,4 +73,16 @@ std::string_view to_string(RequestIdPolicy policy) {
   return "preserve";
 }
 
+std::string_view to_string(RouteAuth auth) {
+  switch (auth) {
+    case RouteAuth::kOff:
+      return "off";
+    case RouteAuth::kOptional:
+      return "optional";
+    case RouteAuth::kRequired:
+      return "required";
+  }
+  return "off";
+}
+
 }  // namespace sluice::config

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gateway/config/auth_config.hpp"
 #include "gateway/config/backend_config.hpp"
 #include "gateway/config/endpoint.hpp"
 #include "gateway/config/listener_config.hpp"
@@ -69,7 +70,8 @@ struct AccessLogConfig {
 
 /// One way to name the user a request is limited as; the first source that yields a value wins.
 struct IdentitySource {
-  enum class Kind { kHeader, kBearer, kClientIp, kClientCert };
+  /// kJwt and kApiKey yield only a verified credential's user (docs/identity.md).
+  enum class Kind { kHeader, kBearer, kClientIp, kClientCert, kJwt, kApiKey };
   /// Which name of a verified client certificate kClientCert yields.
   enum class CertName { kSubjectCn, kSanDns, kSanUri };
   Kind kind = Kind::kClientIp;
@@ -130,7 +132,9 @@ struct RouteConfig {
   std::vector<std::string> methods;  // empty = any method
   std::optional<std::string> host;
   bool strip_prefix = false;
-  bool upgrades = true;  // forward Upgrade requests as tunnels (docs/upgrades.md)
+  bool upgrades = true;              // forward Upgrade requests as tunnels (docs/upgrades.md)
+  RouteAuth auth = RouteAuth::kOff;  // docs/identity.md "Routes"
+  bool strip_credentials = false;    // Authorization and the API key header are not forwarded
 
   bool operator==(const RouteConfig&) const = default;
 };
@@ -144,11 +148,13 @@ struct Config {
   HttpConfig http;
   AccessLogConfig access_log;
   std::vector<IdentitySource> identity{IdentitySource{IdentitySource::Kind::kClientIp, {}}};
+  AuthConfig auth;
   StoreConfig store;
   FleetConfig fleet;
   std::map<std::string, LimitPolicyConfig> limits;
   std::map<std::string, std::map<std::string, std::uint32_t>>
-      overrides;  // policy -> key -> requests
+      overrides;        // policy -> key -> requests
+  TierOverrides tiers;  // policy -> tier -> requests
   std::map<std::string, BackendConfig> backends;
   std::vector<RouteConfig> routes;  // in match order
 

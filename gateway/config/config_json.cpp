@@ -27,6 +27,12 @@ json identity_json(const std::vector<IdentitySource>& sources) {
       case IdentitySource::Kind::kClientCert:
         list.push_back({{"client_cert", to_string(source.cert_name)}});
         break;
+      case IdentitySource::Kind::kJwt:
+        list.push_back({{"jwt", true}});
+        break;
+      case IdentitySource::Kind::kApiKey:
+        list.push_back({{"api_key", true}});
+        break;
     }
   }
   return list;
@@ -58,6 +64,46 @@ json http_json(const HttpConfig& http) {
           {"merge_slashes", http.merge_slashes},
           {"tunnel_idle_timeout_ms", http.tunnel_idle_timeout.count()},
           {"request_id", to_string(http.request_id)}};
+}
+
+json auth_json(const AuthConfig& auth) {
+  json out = json::object();
+  if (auth.jwt) {
+    const JwtConfig& jwt = *auth.jwt;
+    out["jwt"] = {{"issuer", optional_string(jwt.issuer)},
+                  {"audiences", jwt.audiences},
+                  {"jwks_file", optional_string(jwt.jwks_file)},
+                  {"jwks_url", optional_string(jwt.jwks_url)},
+                  {"jwks_ca", optional_string(jwt.jwks_ca)},
+                  {"jwks_refresh_s", jwt.jwks_refresh.count()},
+                  {"algorithms", jwt.algorithms},
+                  {"hs256_secret_env", optional_string(jwt.hs256_secret_env)},
+                  {"user_claim", jwt.user_claim},
+                  {"tier_claim", optional_string(jwt.tier_claim)},
+                  {"leeway_s", jwt.leeway.count()}};
+  } else {
+    out["jwt"] = nullptr;
+  }
+  out["api_keys"] = auth.api_keys ? json{{"header", auth.api_keys->header},
+                                         {"keys_file", auth.api_keys->keys_file}}
+                                  : json(nullptr);
+  out["failure_policy"] = auth.failure_policy
+                              ? json{{"failures", auth.failure_policy->failures},
+                                     {"window_ms", auth.failure_policy->window.count()},
+                                     {"buckets", auth.failure_policy->buckets}}
+                              : json(nullptr);
+  return out;
+}
+
+json tiers_json(const Config& config) {
+  json out = json::object();
+  for (const auto& [policy, tiers] : config.tiers) {
+    json& entries = out[policy] = json::object();
+    for (const auto& [tier, requests] : tiers) {
+      entries[tier] = {{"requests", requests}};
+    }
+  }
+  return out;
 }
 
 json overrides_json(const Config& config) {
@@ -199,7 +245,9 @@ json to_json(const RouteConfig& route) {
           {"methods", route.methods.empty() ? json(nullptr) : json(route.methods)},
           {"host", optional_string(route.host)},
           {"strip_prefix", route.strip_prefix},
-          {"upgrades", route.upgrades}};
+          {"upgrades", route.upgrades},
+          {"auth", to_string(route.auth)},
+          {"strip_credentials", route.strip_credentials}};
 }
 
 json limits_json(const Config& config) {
@@ -240,6 +288,7 @@ json to_json(const Config& config) {
         {"path", config.access_log.path},
         {"user_hash_key_env", optional_string(config.access_log.user_hash_key_env)}}},
       {"identity", identity_json(config.identity)},
+      {"auth", auth_json(config.auth)},
       {"store", store_json(config.store)},
       {"fleet",
        {{"enabled", config.fleet.enabled},
@@ -249,6 +298,7 @@ json to_json(const Config& config) {
         {"heartbeat_ms", config.fleet.heartbeat.count()}}},
       {"limits", limits_json(config)},
       {"overrides", overrides_json(config)},
+      {"tiers", tiers_json(config)},
       {"backends", std::move(backends)},
       {"routes", routes_json(config)},
   };

@@ -55,6 +55,29 @@ void check_client_cert_identity(ObjectReader& root, const Config& config) {
   }
 }
 
+/// The identity sources that verify need their `auth` section, and a route that asks for a
+/// credential needs a source that verifies one (docs/identity.md).
+void check_auth_sources(ObjectReader& root, const Config& config) {
+  using Kind = IdentitySource::Kind;
+  bool verifying = false;
+  for (std::size_t i = 0; i < config.identity.size(); ++i) {
+    const Kind kind = config.identity[i].kind;
+    const auto path = element_path(root.path_of("identity"), i);
+    if (kind == Kind::kJwt && !config.auth.jwt) {
+      root.problems().add(path + ".jwt", "needs auth.jwt");
+    } else if (kind == Kind::kApiKey && !config.auth.api_keys) {
+      root.problems().add(path + ".api_key", "needs auth.api_keys");
+    }
+    verifying = verifying || kind == Kind::kJwt || kind == Kind::kApiKey;
+  }
+  for (std::size_t i = 0; i < config.routes.size(); ++i) {
+    if (config.routes[i].auth != RouteAuth::kOff && !verifying) {
+      root.problems().add(element_path(root.path_of("routes"), i) + ".auth",
+                          R"(needs a {"jwt": true} or {"api_key": true} identity source)");
+    }
+  }
+}
+
 /// A PROXY header is believed only from a trusted proxy: without any, every connection of a
 /// `proxy_protocol` listener would be refused.
 void check_proxy_protocol(ObjectReader& root, const Config& config) {
@@ -79,14 +102,17 @@ Config parse_document(ObjectReader& root, const nlohmann::json& document) {
   config.access_log = detail::parse_access_log(root);
   config.identity = detail::parse_identity(root);
   check_client_cert_identity(root, config);
+  config.auth = detail::parse_auth(root);
   config.store = detail::parse_store(root);
   config.fleet = detail::parse_fleet(root, config.store);
   const auto policies = names_of(document, "limits", Presence::kOptional);
   const auto backends = names_of(document, "backends", Presence::kRequired);
   config.limits = detail::parse_limits(root);
   config.overrides = detail::parse_overrides(root, policies);
+  config.tiers = detail::parse_tiers(root, policies);
   config.backends = detail::parse_backends(root);
   config.routes = detail::parse_routes(root, config.http.merge_slashes, backends, policies);
+  check_auth_sources(root, config);
   return config;
 }
 

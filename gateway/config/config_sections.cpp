@@ -63,10 +63,11 @@ std::vector<Cidr> parse_trusted_proxies(ObjectReader& reader) {
 }
 
 // One element of `identity`: exactly one of {"header": NAME}, {"bearer": true},
-// {"client_ip": true}, {"client_cert": "subject_cn" | "san_dns" | "san_uri"}.
+// {"client_ip": true}, {"client_cert": "subject_cn" | "san_dns" | "san_uri"}, {"jwt": true},
+// {"api_key": true}.
 std::optional<IdentitySource> parse_identity_source(ObjectReader& reader) {
   using Kind = IdentitySource::Kind;
-  constexpr std::array kKeys{"header", "bearer", "client_ip", "client_cert"};
+  constexpr std::array kKeys{"header", "bearer", "client_ip", "client_cert", "jwt", "api_key"};
   const auto count =
       std::count_if(kKeys.begin(), kKeys.end(), [&](const char* key) { return reader.has(key); });
   if (count != 1) {
@@ -75,7 +76,8 @@ std::optional<IdentitySource> parse_identity_source(ObjectReader& reader) {
     }
     reader.problems().add(
         reader.path(),
-        R"(must have exactly one of "header", "bearer", "client_ip", "client_cert")");
+        R"(must have exactly one of "header", "bearer", "client_ip", "client_cert", "jwt", )"
+        R"("api_key")");
     return std::nullopt;
   }
   if (reader.has("client_cert")) {
@@ -90,15 +92,20 @@ std::optional<IdentitySource> parse_identity_source(ObjectReader& reader) {
     }
     return name ? std::optional(IdentitySource{Kind::kHeader, std::move(*name)}) : std::nullopt;
   }
-  const auto key = reader.has("bearer") ? std::string_view("bearer") : "client_ip";
-  const auto enabled = reader.boolean(key);
+  constexpr std::array kFlags{std::pair{std::string_view("bearer"), Kind::kBearer},
+                              std::pair{std::string_view("jwt"), Kind::kJwt},
+                              std::pair{std::string_view("api_key"), Kind::kApiKey},
+                              std::pair{std::string_view("client_ip"), Kind::kClientIp}};
+  const auto* flag = std::find_if(kFlags.begin(), kFlags.end(),
+                                  [&](const auto& f) { return reader.has(f.first); });
+  const auto enabled = reader.boolean(flag->first);
   if (enabled && !*enabled) {
-    reader.report(key, "must be true (remove the source to disable it)");
+    reader.report(flag->first, "must be true (remove the source to disable it)");
   }
   if (!enabled.value_or(false)) {
     return std::nullopt;
   }
-  return IdentitySource{key == "bearer" ? Kind::kBearer : Kind::kClientIp, {}};
+  return IdentitySource{flag->second, {}};
 }
 
 bool same_source(const IdentitySource& a, const IdentitySource& b) {

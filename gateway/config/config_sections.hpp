@@ -35,6 +35,9 @@ AdminConfig parse_admin(ObjectReader& root);
 HttpConfig parse_http(ObjectReader& root);
 AccessLogConfig parse_access_log(ObjectReader& root);
 std::vector<IdentitySource> parse_identity(ObjectReader& root);
+// auth_sections.cpp: `auth` and `tiers` (docs/identity.md).
+AuthConfig parse_auth(ObjectReader& root);
+TierOverrides parse_tiers(ObjectReader& root, const KnownNames& policies);
 StoreConfig parse_store(ObjectReader& root);
 /// `fleet`; needs store.type redis when enabled (`store` parsed first).
 FleetConfig parse_fleet(ObjectReader& root, const StoreConfig& store);

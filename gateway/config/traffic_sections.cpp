@@ -252,6 +252,9 @@ RouteConfig parse_route(ObjectReader& reader, std::size_t index, RouteContext& c
   }
   route.strip_prefix = reader.boolean("strip_prefix").value_or(route.strip_prefix);
   route.upgrades = reader.boolean("upgrades").value_or(route.upgrades);
+  constexpr std::array kRouteAuths{RouteAuth::kOff, RouteAuth::kOptional, RouteAuth::kRequired};
+  route.auth = reader.enumeration("auth", kRouteAuths).value_or(route.auth);
+  route.strip_credentials = reader.boolean("strip_credentials").value_or(route.strip_credentials);
   return route;
 }
 

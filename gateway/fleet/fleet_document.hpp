@@ -17,8 +17,8 @@ using Document = nlohmann::ordered_json;
 
 /// The top-level members the fleet shares; everything else (listeners, threads, admin, store,
 /// fleet, access_log, http, TLS files) stays each replica's own.
-inline constexpr std::array<std::string_view, 6> kSharedSections = {
-    "limits", "overrides", "identity", "auth", "routes", "backends"};
+inline constexpr std::array<std::string_view, 7> kSharedSections = {
+    "limits", "overrides", "tiers", "identity", "auth", "routes", "backends"};
 
 /// The shared members of `document` (an object; absent members stay absent).
 [[nodiscard]] Document shared_part(const Document& document);

@@ -30,7 +30,8 @@ TEST(ConfigJsonTest, EveryDefaultIsSpelledOut) {
                             "buckets":40,"failure_statuses":[500,502,503,504]})"));
   EXPECT_EQ(out["routes"][0],
             json::parse(R"({"name":"users","prefix":"/api/users","backend":"users",
-                            "limit":"standard","methods":null,"host":null,"strip_prefix":false,"upgrades":true})"));
+                            "limit":"standard","methods":null,"host":null,"strip_prefix":false,"upgrades":true,
+                            "auth":"off","strip_credentials":false})"));
   EXPECT_EQ(out["admin"], json::parse(R"({"address":"127.0.0.1","port":9901,"token_env":null,
                                           "persist":false,"top_users":true})"));
   EXPECT_EQ(out["identity"], json::parse(R"([{"client_ip":true}])"));

@@ -217,8 +217,10 @@ TEST(ServerSectionsTest, RejectsIdentitySourceWithZeroOrSeveralKinds) {
   EXPECT_THAT(
       problems_of(doc),
       ElementsAre(
-          R"(identity[0]: must have exactly one of "header", "bearer", "client_ip", "client_cert")",
-          R"(identity[1]: must have exactly one of "header", "bearer", "client_ip", "client_cert")",
+          R"(identity[0]: must have exactly one of "header", "bearer", "client_ip", "client_cert", )"
+          R"("jwt", "api_key")",
+          R"(identity[1]: must have exactly one of "header", "bearer", "client_ip", "client_cert", )"
+          R"("jwt", "api_key")",
           "identity[2]: must be an object"));
 }
 
@@ -229,7 +231,8 @@ TEST(ServerSectionsTest, ReportsUnknownKeysInIdentitySources) {
       problems_of(doc),
       ElementsAre(
           "identity[0].scheme: unknown field",
-          R"(identity[1]: must have exactly one of "header", "bearer", "client_ip", "client_cert")",
+          R"(identity[1]: must have exactly one of "header", "bearer", "client_ip", "client_cert", )"
+          R"("jwt", "api_key")",
           "identity[1].cookie: unknown field"));
 }
 
