@@ -46,8 +46,10 @@ readonly TOOLCHAIN_PACKAGES=(g++ cmake ninja-build clang-format dpkg-dev clang l
 # the tool is used, nothing is started). logrotate is not listed: it pulls in a cron daemon, and
 # the test skips its check without it. The dashboard test (tests/ui): chromium, run headless
 # as a real browser over the DevTools protocol, and fonts-dejavu-core so its screenshot has text.
-readonly TEST_TOOL_PACKAGES=(python3 python3-yaml python3-websockets openssl curl nghttp2-client
-  systemd chromium fonts-dejavu-core)
+# The identity tests (tests/integration/identity): python3-cryptography signs the tokens and
+# makes the key server's certificate, a JOSE signer independent of sluice's reader.
+readonly TEST_TOOL_PACKAGES=(python3 python3-yaml python3-websockets python3-cryptography openssl
+  curl nghttp2-client systemd chromium fonts-dejavu-core)
 
 # Seconds each fuzz target runs in `dev.sh test` (CI): long enough to replay its corpus and
 # mutate a little, short enough for the CI budget.

@@ -65,8 +65,9 @@ std::string route_using(const config::Config& c, const std::string& policy, std:
 }  // namespace
 
 const std::vector<std::string_view>& AdminApi::resources() {
-  static const std::vector<std::string_view> resources{
-      "limits", "overrides", "breaker", "endpoints", "routes", "endpoint_state", "rollback"};
+  static const std::vector<std::string_view> resources{"limits",    "overrides", "breaker",
+                                                       "endpoints", "routes",    "endpoint_state",
+                                                       "rollback",  "auth_keys"};
   return resources;
 }
 
@@ -171,6 +172,9 @@ Response AdminApi::route(const Call& call) {
   }
   if (!s.empty() && s[0] == "tls") {
     return route_tls(call);
+  }
+  if ((s.size() == 2 || s.size() == 3) && s[0] == "auth" && s[1] == "keys") {
+    return route_auth_keys(call);
   }
   if (s.size() == 2 && s[0] == "insight" && s[1] == "breakers") {
     return breaker_history(call);

@@ -18,6 +18,7 @@
 
 #include "gateway/admin/admin_server.hpp"
 #include "gateway/admin/bearer_auth.hpp"
+#include "gateway/auth/api_key_table.hpp"
 #include "gateway/breaker/breaker_registry.hpp"
 #include "gateway/config/config_document.hpp"
 #include "gateway/core/clock.hpp"
@@ -111,6 +112,9 @@ struct AdminContext {
       share_draining{};
   /// `GET /admin/insight/breakers`: each breaker's recent drop probabilities; empty: 404.
   std::function<nlohmann::json()> breaker_history{};
+  /// The API keys in force (keys_file's and the config's; docs/identity.md "API keys"); empty
+  /// or null: none.
+  std::function<std::shared_ptr<const auth::ApiKeyTable>()> api_keys{};
 };
 
 /// The `/admin/` REST API (docs/behaviour.md "Admin API"): JSON in and out, bearer-token auth,
@@ -156,6 +160,8 @@ class AdminApi {
   Response put_endpoint_state(const Call& call, const std::string& backend,
                               const std::string& endpoint);
   Response route_tls(const Call& call);
+  // auth_keys_api.cpp (docs/identity.md "API keys"):
+  Response route_auth_keys(const Call& call);
   // event_stream.cpp (docs/operating.md "Live events"):
   Reply events(const Call& call);
   Response breaker_history(const Call& call);

@@ -5,6 +5,7 @@
 #include <ostream>
 #include <string>
 
+#include "gateway/app/auth_setup.hpp"
 #include "gateway/app/backend_tls.hpp"
 #include "gateway/config/config_loader.hpp"
 #include "gateway/tls/server_tls.hpp"
@@ -49,6 +50,33 @@ bool check_certificates(const config::Config& config, std::ostream& err) {
 
 }  // namespace
 
+/// Reads the key set, the API keys and the HS256 secret as an install would (docs/identity.md).
+bool check_auth_files(const config::Config& config, std::ostream& err) {
+  std::string error;
+  if (const auto& jwt = config.auth.jwt) {
+    if (jwt->jwks_file && !AuthSetup::read_jwks_file(*jwt->jwks_file, error, nullptr)) {
+      err << error << '\n';
+      return false;
+    }
+    if (!AuthSetup::make_verifier(*jwt, std::make_shared<const auth::JwkSet>(), error)) {
+      err << error << '\n';
+      return false;
+    }
+  }
+  if (const auto& keys = config.auth.api_keys) {
+    std::shared_ptr<const auth::ApiKeyTable> file;
+    if (keys->keys_file && !(file = AuthSetup::read_keys_file(*keys->keys_file, error))) {
+      err << error << '\n';
+      return false;
+    }
+    if (!AuthSetup::merge_keys(file.get(), *keys, error)) {
+      err << error << '\n';
+      return false;
+    }
+  }
+  return true;
+}
+
 /// Loads every TLS backend's CA, client certificate and key as an install would.
 bool check_backend_tls(const config::Config& config, std::ostream& err) {
   bool ok = true;
@@ -67,7 +95,8 @@ int run_check(const CommandLine& command_line, std::ostream& out, std::ostream& 
   const config::LoadResult result = config::load_config_file(command_line.config_path);
   if (result.ok()) {
     const bool listeners_ok = check_certificates(*result.config, err);
-    if (!check_backend_tls(*result.config, err) || !listeners_ok) {
+    const bool auth_ok = check_auth_files(*result.config, err);
+    if (!check_backend_tls(*result.config, err) || !listeners_ok || !auth_ok) {
       return 1;
     }
     out << "config ok\n";

@@ -74,6 +74,8 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
       metrics_(SLUICE_VERSION),
       tls_(listeners_, metrics_, clock_, log::get("tls")),
       backend_tls_(*config_, log::get("tls")),
+      auth_failures_(clock_),
+      auth_(*config_, credentials_, auth_failures_, log::get("auth")),
       store_(make_store(config_->store, clock_, random_, metrics_)),
       breakers_(clock_, random_),
       top_users_(config_->admin.top_users
@@ -96,6 +98,16 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
     add_startup_error(startup_error_, *error);
   }
   if (const auto& error = backend_tls_.startup_error()) {
+    add_startup_error(startup_error_, *error);
+  }
+  if (const auto& error = auth_.startup_error()) {
+    add_startup_error(startup_error_, *error);
+  }
+  services_.credentials = &credentials_;
+  services_.auth_failures = &auth_failures_;
+  jwks_ = std::make_unique<JwksRefresher>(control_.get_executor(), auth_, credentials_, metrics_,
+                                          log::get("auth"));
+  if (auto error = jwks_->follow(config_->auth.jwt)) {
     add_startup_error(startup_error_, *error);
   }
   boost::system::error_code ec;
@@ -171,6 +183,7 @@ Gateway::Gateway(std::filesystem::path config_path, config::ConfigDocument docum
                                          })
                                    : nullptr,
           .breaker_history = [this] { return breaker_history(); },
+          .api_keys = [this] { return credentials_.load()->api_keys; },
       },
       admin::BearerAuth(admin_token_), log::get("admin"));
   const std::size_t n = thread_count(*config_);
@@ -364,6 +377,8 @@ void Gateway::schedule_tick() {
   tick_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec) {
       store_.store->tick(control_slot_);
+      auth_failures_.sweep();
+      jwks_->tick();
       sync_.collect();
       end_ejections();
       tls_.tick();

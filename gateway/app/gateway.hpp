@@ -15,10 +15,12 @@
 
 #include "gateway/admin/admin_api.hpp"
 #include "gateway/admin/admin_server.hpp"
+#include "gateway/app/auth_setup.hpp"
 #include "gateway/app/backend_tls.hpp"
 #include "gateway/app/config_file.hpp"
 #include "gateway/app/config_watch.hpp"
 #include "gateway/app/fleet_link.hpp"
+#include "gateway/app/jwks_refresher.hpp"
 #include "gateway/app/service_notifier.hpp"
 #include "gateway/app/store_setup.hpp"
 #include "gateway/app/tls_listeners.hpp"
@@ -150,8 +152,11 @@ class Gateway {
   core::SteadyClock clock_;
   core::SystemRandom random_;
   metrics::Metrics metrics_;
-  TlsListeners tls_;        ///< the TLS listeners' certificates and ticket keys
-  BackendTls backend_tls_;  ///< the client TLS of the backends that speak TLS
+  TlsListeners tls_;                        ///< the TLS listeners' certificates and ticket keys
+  BackendTls backend_tls_;                  ///< the client TLS of the backends that speak TLS
+  auth::CredentialSlot credentials_;        ///< what verifies JWTs and API keys (every worker)
+  proxy::AuthFailureLedger auth_failures_;  ///< auth.failure_policy's counts
+  AuthSetup auth_;                          ///< fills the two above from each config version
   StoreSetup store_;
   breaker::BreakerRegistry breakers_;
   health::HealthRegistry health_;
@@ -170,6 +175,7 @@ class Gateway {
   boost::asio::signal_set signals_{control_};
   boost::asio::steady_timer drain_timer_{control_};
   boost::asio::steady_timer tick_timer_{control_};
+  std::unique_ptr<JwksRefresher> jwks_;  ///< auth.jwt.jwks_url's fetches, on the main thread
   std::unique_ptr<proxy::HealthChecker> checker_;  ///< active checks, on the main thread
   insight::ConfigHistory history_;   ///< config versions (admin.persist: <config>.history.json)
   insight::EventFeed events_;        ///< GET /admin/events; every publisher runs on the main thread

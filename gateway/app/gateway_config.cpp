@@ -28,6 +28,9 @@ std::optional<admin::CommitError> Gateway::commit(config::ConfigDocument next,
   if (auto error = backend_tls_.load(next.config(), false)) {
     return admin::CommitError{admin::CommitError::Kind::kPersistFailed, *error};
   }
+  if (auto error = auth_.load(next.config(), false)) {
+    return admin::CommitError{admin::CommitError::Kind::kPersistFailed, *error};
+  }
   if (fleet_) {
     return commit_to_fleet(std::move(next), options);
   }
@@ -98,6 +101,11 @@ bool Gateway::reload_config(std::string& problem) {
     problem = *error;
     return false;
   }
+  if (auto error = auth_.load(next, true)) {
+    config_log->error("reload failed problem={}", *error);
+    problem = *error;
+    return false;
+  }
   gate_.set_max(next.http.max_connections);
   install(std::move(*result.document));
   record_version(insight::VersionSource::kReload);
@@ -116,6 +124,9 @@ void Gateway::install(config::ConfigDocument document) {
   config_ = next;
   document_ = std::move(document);
   watch_config_file();
+  if (jwks_) {
+    static_cast<void>(jwks_->follow(config_->auth.jwt));  // a CA it cannot load is logged
+  }
 }
 
 void Gateway::watch_config_file() {

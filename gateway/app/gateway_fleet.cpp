@@ -156,6 +156,10 @@ void Gateway::apply_fleet(fleet::FleetVersion version, bool authoritative) {
     refuse(*error);
     return;
   }
+  if (auto error = auth_.load(loaded.document->config(), false)) {
+    refuse(*error);
+    return;
+  }
   install(std::move(*loaded.document));
   fleet_->applied(version);
   fleet_->count_apply(true);
@@ -178,7 +182,8 @@ bool Gateway::keep_fleet_part(config::ConfigDocument& read, std::string& problem
     return false;
   }
   log::get("config")->warn(
-      "reload keeps fleet version {} of limits, overrides, identity, auth, routes and backends "
+      "reload keeps fleet version {} of limits, overrides, tiers, identity, auth, routes and "
+      "backends "
       "(the file's differ: change them through any replica's admin API)",
       fleet_->version());
   read = std::move(*merged.document);
@@ -203,6 +208,10 @@ std::optional<admin::CommitError> Gateway::commit_to_fleet(config::ConfigDocumen
   }
   if (auto error = backend_tls_.load(document.config(), false)) {
     log_->error("fleet version {} needs TLS files this replica cannot read: {}", version.version,
+                *error);
+  }
+  if (auto error = auth_.load(document.config(), false)) {
+    log_->error("fleet version {} needs auth files this replica cannot read: {}", version.version,
                 *error);
   }
   install(std::move(document));

@@ -41,6 +41,9 @@ std::optional<admin::CommitError> Gateway::check_commit(const config::ConfigDocu
   if (auto error = backend_tls_.check(next.config(), false)) {
     return admin::CommitError{admin::CommitError::Kind::kPersistFailed, *error};
   }
+  if (auto error = auth_.check(next.config())) {
+    return admin::CommitError{admin::CommitError::Kind::kPersistFailed, *error};
+  }
   return config_->admin.persist ? config_file_.check(document_) : std::nullopt;
 }
 

@@ -35,10 +35,21 @@ struct JwtConfig {
   bool operator==(const JwtConfig&) const = default;
 };
 
-/// `auth.api_keys`: keys read from a header, looked up by their SHA-256 in `keys_file`.
+/// One API key as the config holds it: its SHA-256 (64 lower-case hex digits), never the key.
+struct ApiKeyEntry {
+  std::string sha256;
+  std::string user;
+  std::string tier;  ///< empty: none
+
+  bool operator==(const ApiKeyEntry&) const = default;
+};
+
+/// `auth.api_keys`: keys read from a header, looked up by their SHA-256 among those of
+/// `keys_file` and `keys` (the ones the admin API adds: docs/identity.md "API keys").
 struct ApiKeysConfig {
   std::string header = "X-API-Key";
-  std::string keys_file;
+  std::optional<std::string> keys_file;
+  std::vector<ApiKeyEntry> keys;
 
   bool operator==(const ApiKeysConfig&) const = default;
 };

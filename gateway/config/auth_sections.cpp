@@ -146,11 +146,36 @@ ApiKeysConfig parse_api_keys(ObjectReader& reader) {
       keys.header = std::move(*header);
     }
   }
-  if (auto file = reader.string("keys_file", Presence::kRequired)) {
-    if (file->empty()) {
-      reader.report("keys_file", "must not be empty");
+  keys.keys_file = reader.nullable_string("keys_file");
+  if (keys.keys_file && keys.keys_file->empty()) {
+    reader.report("keys_file", "must not be empty (use null for none)");
+  }
+  const auto* list = reader.array("keys");
+  const auto list_path = reader.path_of("keys");
+  for (std::size_t i = 0; list != nullptr && i < list->size(); ++i) {
+    const auto path = element_path(list_path, i);
+    if (!(*list)[i].is_object()) {
+      reader.problems().add(path, "must be an object");
+      continue;
     }
-    keys.keys_file = std::move(*file);
+    ObjectReader entry((*list)[i], path, reader.problems());
+    ApiKeyEntry key;
+    key.sha256 = entry.string("sha256", Presence::kRequired).value_or("");
+    key.user = entry.string("user", Presence::kRequired).value_or("");
+    key.tier = entry.nullable_string("tier").value_or("");
+    entry.finish();
+    const bool hex = key.sha256.size() == 64 &&
+                     key.sha256.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (!hex) {
+      reader.problems().add(path + ".sha256", "must be 64 lower-case hex digits");
+    } else if (std::any_of(keys.keys.begin(), keys.keys.end(),
+                           [&](const ApiKeyEntry& k) { return k.sha256 == key.sha256; })) {
+      reader.problems().add(path + ".sha256", "the same key is listed twice");
+    }
+    if (key.user.empty()) {
+      reader.problems().add(path + ".user", "must not be empty");
+    }
+    keys.keys.push_back(std::move(key));
   }
   return keys;
 }

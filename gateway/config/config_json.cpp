@@ -84,9 +84,19 @@ json auth_json(const AuthConfig& auth) {
   } else {
     out["jwt"] = nullptr;
   }
-  out["api_keys"] = auth.api_keys ? json{{"header", auth.api_keys->header},
-                                         {"keys_file", auth.api_keys->keys_file}}
-                                  : json(nullptr);
+  if (auth.api_keys) {
+    json keys = json::array();
+    for (const ApiKeyEntry& key : auth.api_keys->keys) {
+      keys.push_back({{"sha256", key.sha256},
+                      {"user", key.user},
+                      {"tier", key.tier.empty() ? json(nullptr) : json(key.tier)}});
+    }
+    out["api_keys"] = {{"header", auth.api_keys->header},
+                       {"keys_file", optional_string(auth.api_keys->keys_file)},
+                       {"keys", std::move(keys)}};
+  } else {
+    out["api_keys"] = nullptr;
+  }
   out["failure_policy"] = auth.failure_policy
                               ? json{{"failures", auth.failure_policy->failures},
                                      {"window_ms", auth.failure_policy->window.count()},

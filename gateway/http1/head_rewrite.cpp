@@ -157,6 +157,10 @@ void write_request_head(const RequestHead& head, const RequestRewrite& rw, Gathe
   copy_fields(
       head,
       [&](const FieldRef& f) {
+        if (std::any_of(rw.strip.begin(), rw.strip.end(),
+                        [&](std::string_view name) { return iequals(f.name, name); })) {
+          return false;
+        }
         if (rw.upgrade && f.id == http::field::upgrade) {
           return true;
         }

@@ -46,6 +46,8 @@ struct RequestRewrite {
   /// Non-empty: every client X-Request-Id is replaced by this one (the client sent none, or
   /// none usable). Empty: the client's (single, usable) id is forwarded as it is.
   std::string_view request_id;
+  /// Fields removed by name (case-insensitive): a route's `strip_credentials`.
+  std::span<const std::string_view> strip;
 };
 
 /// The upstream request head: `METHOD target HTTP/1.1`, then the client's fields without the

@@ -171,6 +171,12 @@ void AccessLog::append(const AccessRecord& r, std::string& out) {
   }
   append_field(out, "protocol", r.protocol);
   append_field(out, "listener", r.listener);
+  append_field(out, "auth", r.auth);
+  if (r.tier.empty()) {
+    out += ",\"tier\":null";
+  } else {
+    append_field(out, "tier", r.tier);
+  }
   out += "}\n";
 }
 

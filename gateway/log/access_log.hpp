@@ -41,6 +41,8 @@ struct AccessRecord {
   std::string_view host;                  ///< the request's Host; empty is written as null
   std::string_view protocol;              ///< HTTP/1.1, HTTP/1.0
   std::string_view listener = "default";  ///< the name of the listener the request came in on
+  std::string_view auth = "none";         ///< the credential that named the user: jwt | api_key
+  std::string_view tier;                  ///< the verified user's tier; empty is written as null
 };
 
 /// The access log: one JSON object per line, to a file or stdout ("-"), without ever blocking

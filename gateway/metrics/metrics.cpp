@@ -53,6 +53,30 @@ prometheus::Counter& RouteMetrics::counter_for(unsigned status) {
   return *counter;
 }
 
+void AuthMetrics::count(std::size_t method, std::string_view method_name, std::size_t result,
+                        std::string_view result_name) {
+  auto& slot = counters_[method * kResults + result];
+  if (auto* counter = slot.load(std::memory_order_acquire)) {
+    counter->Increment();
+    return;
+  }
+  std::lock_guard lock(create_mutex_);
+  auto* counter = &family_.Add({{"route", route_},
+                                {"method", std::string(method_name)},
+                                {"result", std::string(result_name)}});
+  slot.store(counter, std::memory_order_release);
+  counter->Increment();
+}
+
+void AuthMetrics::remove_series() {
+  std::lock_guard lock(create_mutex_);
+  for (auto& slot : counters_) {
+    if (auto* counter = slot.exchange(nullptr)) {
+      family_.Remove(counter);
+    }
+  }
+}
+
 void RouteMetrics::remove_series(prometheus::Family<prometheus::Histogram>* durations) {
   std::lock_guard lock(create_mutex_);
   for (auto& slot : by_status_) {
@@ -101,6 +125,10 @@ Metrics::Metrics(std::string_view version) : registry_(std::make_shared<promethe
                              "Limit store operations, by store and result.", r);
   store_fallback_ = &build(BuildGauge(), "sluice_store_fallback_active",
                            "1 while the limit store's on_error fallback is in force.", r);
+  auth_ = &build(BuildCounter(), "sluice_auth_total",
+                 "Credential checks, by route, method (jwt, api_key, none) and result.", r);
+  jwks_refreshes_ = &build(BuildCounter(), "sluice_jwks_refreshes_total",
+                           "JWKS fetches from auth.jwt.jwks_url, by result.", r);
   tls_handshakes_ = &build(BuildCounter(), "sluice_tls_handshakes_total",
                            "TLS handshakes on the data path, by listener and result.", r);
   tls_certificate_expiry_ =
@@ -151,7 +179,19 @@ RouteMetrics& Metrics::route(std::string_view route, std::string_view backend) {
   auto& slot = routes_[key];
   if (!slot) {
     auto& duration = request_duration_->Add({{"route", key.first}}, latency_buckets());
-    slot = std::make_unique<RouteMetrics>(*requests_, duration, key.first, key.second);
+    // Another pair of the route shares its auth series (labelled by route alone).
+    std::shared_ptr<AuthMetrics> auth;
+    for (const auto& [other, metrics] : routes_) {
+      if (other.first == key.first && metrics) {
+        auth = metrics->auth_shared();
+        break;
+      }
+    }
+    if (!auth) {
+      auth = std::make_shared<AuthMetrics>(*auth_, key.first);
+    }
+    slot = std::make_unique<RouteMetrics>(*requests_, duration, key.first, key.second,
+                                          std::move(auth));
   }
   return *slot;
 }
@@ -207,6 +247,9 @@ void Metrics::remove_route(std::string_view route, std::string_view backend) {
     return entry.first.first == route && entry.first.second != backend;
   });
   it->second->remove_series(shared ? nullptr : request_duration_);
+  if (!shared) {
+    it->second->auth().remove_series();
+  }
   routes_.erase(it);
 }
 
@@ -327,6 +370,10 @@ prometheus::Counter& Metrics::http2_goaways(std::string_view listener, std::stri
 
 void Metrics::count_reload(bool ok) {
   reloads_->Add({{"result", ok ? "ok" : "error"}}).Increment();
+}
+
+prometheus::Counter& Metrics::jwks_refreshes(std::string_view result) {
+  return jwks_refreshes_->Add({{"result", std::string(result)}});
 }
 
 prometheus::Counter& Metrics::admin_changes(std::string_view resource) {

@@ -30,17 +30,46 @@ inline constexpr std::size_t kUpstreamOutcomes = 5;
 /// limiter::Verdict.
 inline constexpr std::size_t kLimitResults = 3;
 
+/// `sluice_auth_total{route, method, result}` of one route (docs/identity.md "Metrics"):
+/// `method` jwt, api_key or none; `result` ok or a refusal reason. Series are created on first
+/// use and cached like RouteMetrics' (callers pass small indexes and the label values).
+/// Thread-safe.
+class AuthMetrics {
+ public:
+  static constexpr std::size_t kMethods = 3;
+  static constexpr std::size_t kResults = 12;
+
+  AuthMetrics(prometheus::Family<prometheus::Counter>& family, std::string route)
+      : family_(family), route_(std::move(route)) {}
+
+  /// `method` < kMethods and `result` < kResults index the series named by the two values.
+  void count(std::size_t method, std::string_view method_name, std::size_t result,
+             std::string_view result_name);
+  void remove_series();
+
+ private:
+  prometheus::Family<prometheus::Counter>& family_;
+  const std::string route_;
+  std::mutex create_mutex_;
+  std::array<std::atomic<prometheus::Counter*>, kMethods * kResults> counters_{};
+};
+
 /// The metrics of one (route, backend) pair: requests by status code and their latency.
 /// Thread-safe. Counters for a status code are created on first use and cached: after that a
 /// request costs one atomic load and the counter's own atomic add, with no label lookup.
 class RouteMetrics {
  public:
   RouteMetrics(prometheus::Family<prometheus::Counter>& requests, prometheus::Histogram& duration,
-               std::string route, std::string backend)
+               std::string route, std::string backend, std::shared_ptr<AuthMetrics> auth)
       : requests_(requests),
         duration_(duration),
         route_(std::move(route)),
-        backend_(std::move(backend)) {}
+        backend_(std::move(backend)),
+        auth_(std::move(auth)) {}
+
+  /// The route's credential checks (shared by every pair of the route).
+  [[nodiscard]] AuthMetrics& auth() const noexcept { return *auth_; }
+  [[nodiscard]] std::shared_ptr<AuthMetrics> auth_shared() const noexcept { return auth_; }
 
   /// Counts one request answered with `status` (100-599; anything else counts as 499, "client
   /// closed request", nginx's code for a response never delivered) after `seconds`.
@@ -59,6 +88,7 @@ class RouteMetrics {
   const std::string backend_;
   std::mutex create_mutex_;  // only for a status code's first request
   std::array<std::atomic<prometheus::Counter*>, 500> by_status_{};  // index: status - 100
+  std::shared_ptr<AuthMetrics> auth_;
 };
 
 /// Upstream connections of one backend by state. Plain atomic adds: cheaper on the data path
@@ -147,6 +177,8 @@ class Metrics {
   prometheus::Gauge& downstream_connections() { return downstream_->Add({}); }
   prometheus::Gauge& tunnels_active() { return tunnels_->Add({}); }
   void count_reload(bool ok);
+  /// `sluice_jwks_refreshes_total{result}` for result ok, error.
+  prometheus::Counter& jwks_refreshes(std::string_view result);
   /// `sluice_access_log_dropped_total`: lines the access log lost to a full queue.
   prometheus::Counter& access_log_dropped() { return *access_log_dropped_; }
   void count_admin_change(std::string_view resource) { admin_changes(resource).Increment(); }
@@ -181,6 +213,8 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* tls_ocsp_staple_expiry_;
   prometheus::Family<prometheus::Counter>* http2_goaways_;
   prometheus::Family<prometheus::Counter>* reloads_;
+  prometheus::Family<prometheus::Counter>* auth_;
+  prometheus::Family<prometheus::Counter>* jwks_refreshes_;
   prometheus::Family<prometheus::Counter>* admin_changes_;
   prometheus::Counter* access_log_dropped_;
   prometheus::Family<prometheus::Counter>* retries_;

@@ -35,6 +35,9 @@ from pathlib import Path
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from child import Child  # noqa: E402 (tests/support, after the path is set)
+
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 PROMETHEUS_DIR = DEPLOY / "prometheus"
@@ -546,38 +549,6 @@ def http_get(url, headers=None, method="GET", data=None, context=None):
             return response.status, response.read().decode()
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode()
-
-
-class Child:
-    """A child process whose output goes to a file; wait_for finds a line in it."""
-
-    def __init__(self, args, directory):
-        self.log = open(Path(directory) / f"{Path(args[0]).name}-{len(os.listdir(directory))}.log", "w+")
-        self.process = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
-
-    def wait_for(self, pattern):
-        deadline = time.time() + TIMEOUT
-        while time.time() < deadline:
-            self.log.flush()
-            text = Path(self.log.name).read_text()
-            match = re.search(pattern, text)
-            if match:
-                return match
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.05)
-        raise AssertionError(f"no /{pattern}/ in the output of {self.process.args}:\n"
-                             f"{Path(self.log.name).read_text()}")
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
 
 
 class LiveGatewayTest(unittest.TestCase):

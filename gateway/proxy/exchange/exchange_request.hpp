@@ -29,6 +29,12 @@ void compose_request(Exchange<Down, Up>& x) {
   rw.request_id = ctx.request_id.generated() ? ctx.request_id.view() : std::string_view{};
   rw.forwarded_host = ctx.authority;
   rw.upgrade = ctx.upgrade;
+  std::array<std::string_view, 2> credentials{"Authorization"};
+  if (ctx.route != nullptr && ctx.route->strip_credentials) {
+    const auto& api_keys = ctx.snapshot->config().auth.api_keys;
+    credentials[1] = api_keys ? std::string_view(api_keys->header) : std::string_view{};
+    rw.strip = std::span<const std::string_view>(credentials.data(), api_keys ? 2 : 1);
+  }
   ctx.up_out.clear();
   http1::write_request_head(ctx.head(), rw, ctx.up_out);
 }

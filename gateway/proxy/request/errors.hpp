@@ -27,6 +27,11 @@ enum class GatewayError {
   kNotImplemented,         ///< CONNECT: sluice opens no tunnels by method
   kRedirectToHttps,        ///< a plain listener with redirect_to_https: 308 with Location
   kPlainHttpOnTlsPort,     ///< plain HTTP where a TLS ClientHello was expected
+  /// A route with `auth` refused the credential (docs/identity.md): 401 with a Bearer challenge.
+  kUnauthorized,
+  /// The client address failed verification too often (`auth.failure_policy`): 429, checked
+  /// before any signature.
+  kAuthFailuresExceeded,
 };
 
 struct ErrorInfo {

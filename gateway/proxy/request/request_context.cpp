@@ -63,6 +63,9 @@ void RequestContext::reset(core::TimePoint now, const Snapshot& snap) {
   route_metrics = &snap.unrouted_metrics();
   user = {};
   trim_capacity(user_scratch);
+  auth_label = "none";
+  tier.clear();
+  auth_reason = {};
   has_user_label = false;
   has_user_hash = false;
   verdict.reset();

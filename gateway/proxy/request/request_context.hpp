@@ -106,6 +106,13 @@ struct RequestContext {
   metrics::RouteMetrics* route_metrics = nullptr;  ///< the route's, or the unrouted series
   std::string_view user;  ///< the identity (views the head, the peer text or user_scratch)
   std::string user_scratch;
+  /// The credential that named the user (docs/identity.md): the access log's `auth`, jwt |
+  /// api_key | none. With jwt or api_key, `user_scratch` holds the verified user and `tier` the
+  /// user's tier (empty: none), copied: the token cache may drop its entry meanwhile.
+  std::string_view auth_label = "none";
+  std::string tier;
+  /// 401 only: the `reason` of the refusal and the `WWW-Authenticate` value.
+  std::string_view auth_reason;
   std::array<char, 12> user_label{};  ///< the keyed hash of `user` for the log (12 hex digits)
   bool has_user_label = false;
   /// The keyed hash of `user` (the label's source), computed once for the log and the policy's

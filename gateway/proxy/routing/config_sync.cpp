@@ -23,6 +23,12 @@ Bindings ConfigSync::apply(const config::Config& config) {
       b.top_users.emplace(name, top_users_->sync(name, policy.window));
     }
   }
+  for (const auto& [name, tiers] : config.tiers) {
+    auto& ids = b.tier_policies[name];
+    for (const auto& [tier, requests] : tiers) {
+      ids.emplace_back(tier, store_.apply(tier_policy(config, name, tier)));
+    }
+  }
   for (const auto& [name, backend] : config.backends) {
     b.breakers.emplace(name, breakers_.sync(name, breaker_params(backend.breaker)));
     b.health.emplace(name, health_.sync(name, backend));
@@ -46,6 +52,14 @@ void ConfigSync::retire(const config::Config& previous, std::shared_ptr<const co
         top_users_->remove(name);
       }
       retired.policies.push_back(name);
+    }
+  }
+  for (const auto& [name, tiers] : previous.tiers) {
+    for (const auto& [tier, requests] : tiers) {
+      const auto kept = next->tiers.find(name);
+      if (kept == next->tiers.end() || !kept->second.contains(tier)) {
+        store_.remove(tier_policy_name(name, tier));  // its users fall back to the policy's
+      }
     }
   }
   std::set<std::string, std::less<>> backends;

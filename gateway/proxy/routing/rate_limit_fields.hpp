@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "gateway/core/clock.hpp"
 #include "gateway/limiter/policy.hpp"
@@ -20,6 +22,8 @@ namespace sluice::proxy {
 /// the pieces of its response fields that do not change per request. Immutable.
 struct RouteLimit {
   store::PolicyId id;
+  /// Each tier of `tiers[name]` and its own store policy (docs/identity.md "Tiers").
+  std::vector<std::pair<std::string, store::PolicyId>> tiers;
   std::string name;
   limiter::Mode mode = limiter::Mode::kEnforce;
   std::uint64_t window_s = 0;  ///< `w`: window_ms / 1000 rounded up

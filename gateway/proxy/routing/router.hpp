@@ -23,7 +23,9 @@ struct Route {
   std::size_t backend = 0;           ///< index into the snapshot's backends
   std::optional<std::string> limit;  ///< policy name
   bool strip_prefix = false;
-  bool upgrades = true;                      ///< Upgrade requests become tunnels (docs/upgrades.md)
+  bool upgrades = true;  ///< Upgrade requests become tunnels (docs/upgrades.md)
+  config::RouteAuth auth = config::RouteAuth::kOff;  ///< docs/identity.md "Routes"
+  bool strip_credentials = false;            ///< Authorization and the API key header stay here
   const RouteLimit* rate_limit = nullptr;    ///< the compiled policy (owned by the snapshot)
   metrics::RouteMetrics* metrics = nullptr;  ///< null only in router unit tests
 };

@@ -62,6 +62,8 @@ std::vector<Route> compile_routes(const config::Config& config,
     route.limit = r.limit;
     route.strip_prefix = r.strip_prefix;
     route.upgrades = r.upgrades;
+    route.auth = r.auth;
+    route.strip_credentials = r.strip_credentials;
     // Validation guarantees the backend exists.
     const auto it = std::find_if(backends.begin(), backends.end(),
                                  [&](const auto& b) { return b->name() == r.backend; });
@@ -92,6 +94,10 @@ std::vector<std::unique_ptr<RouteLimit>> compile_limits(const config::Config& co
   for (const auto& [name, policy] : config.limits) {
     auto limit = std::make_unique<RouteLimit>();
     limit->id = bindings.policies.at(name);
+    if (const auto tiers = bindings.tier_policies.find(name);
+        tiers != bindings.tier_policies.end()) {
+      limit->tiers = tiers->second;
+    }
     limit->name = name;
     limit->mode = policy.mode == config::LimitMode::kShadow ? limiter::Mode::kShadow
                                                             : limiter::Mode::kEnforce;
@@ -167,5 +173,17 @@ Snapshot::Snapshot(std::shared_ptr<const config::Config> config, const Bindings&
       router_(compile_routes(*config_, backends_, limits_, bindings)),
       unrouted_(bindings.unrouted),
       smallest_timeout_(timeout_floor(*config_)) {}
+
+std::string tier_policy_name(std::string_view policy, std::string_view tier) {
+  return std::string(policy).append("~").append(tier);
+}
+
+limiter::Policy tier_policy(const config::Config& config, const std::string& policy,
+                            const std::string& tier) {
+  limiter::Policy out = limiter_policy(config, policy);
+  out.name = tier_policy_name(policy, tier);
+  out.requests = config.tiers.at(policy).at(tier);
+  return out;
+}
 
 }  // namespace sluice::proxy

@@ -29,6 +29,9 @@ namespace sluice::proxy {
 /// "Config versions").
 struct Bindings {
   std::map<std::string, store::PolicyId, std::less<>> policies;
+  /// policy -> its tiers' store policies (tier_policy_name()).
+  std::map<std::string, std::vector<std::pair<std::string, store::PolicyId>>, std::less<>>
+      tier_policies;
   std::map<std::string, std::shared_ptr<breaker::AdaptiveBreaker>, std::less<>> breakers;
   std::map<std::string, metrics::BackendMetrics*, std::less<>> backend_metrics;
   std::map<std::string, metrics::PolicyMetrics*, std::less<>> policy_metrics;
@@ -81,6 +84,14 @@ class Backend {
 [[nodiscard]] breaker::BreakerParams breaker_params(const config::BreakerConfig& config);
 /// A config policy (with its overrides) as the limiter takes it.
 [[nodiscard]] limiter::Policy limiter_policy(const config::Config& config, const std::string& name);
+
+/// The store policy of `tier` under `policy` (docs/identity.md "Tiers"): `policy~tier`, a name
+/// no configured policy can have (names are letters, digits, '_' and '-').
+[[nodiscard]] std::string tier_policy_name(std::string_view policy, std::string_view tier);
+/// `policy` as `tier` gets it: the tier's requests, the policy's window and its per-user
+/// overrides (a user's own override still wins).
+[[nodiscard]] limiter::Policy tier_policy(const config::Config& config, const std::string& policy,
+                                          const std::string& tier);
 
 /// Everything a request needs from one version of the config, compiled: the router, the
 /// backends and the limits. Built from a config and its Bindings only: constructing one changes

@@ -60,8 +60,9 @@ Task<void> serve_h2_stream(http2::Stream& stream, const Peer& peer, SessionEnv& 
     refused = intake(ctx, buffered(buffer).substr(0, head.size()), env, peer, await_store);
   }
   if (await_store) {
-    const limiter::LimitDecision decision = co_await env.services.store.decide(
-        env.store_slot, route_limit(ctx)->id, ctx.user, net::use_awaitable_t<Executor>{});
+    const limiter::LimitDecision decision =
+        co_await env.services.store.decide(env.store_slot, limit_policy(ctx, *route_limit(ctx)),
+                                           ctx.user, net::use_awaitable_t<Executor>{});
     refused = after_limit(ctx, decision, env);
   }
   if (refused) {

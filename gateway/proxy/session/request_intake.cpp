@@ -10,6 +10,7 @@
 #include "gateway/http1/request_target.hpp"
 #include "gateway/proxy/request/keep_alive.hpp"
 #include "gateway/proxy/request/reply.hpp"
+#include "gateway/proxy/steps/auth_step.hpp"
 #include "gateway/proxy/steps/breaker_step.hpp"
 #include "gateway/proxy/steps/identity.hpp"
 #include "gateway/proxy/steps/limit_step.hpp"
@@ -247,6 +248,9 @@ std::optional<GatewayError> accept_head(RequestContext& ctx, const SessionEnv& e
   }
   if (refused) {
     return refused;
+  }
+  if (auto unauthorized = auth_step(ctx, peer, env.auth)) {
+    return unauthorized;
   }
   identify_step(ctx, peer, &env.services.user_hash, env.access_log != nullptr);
   return std::nullopt;

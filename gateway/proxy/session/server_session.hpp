@@ -119,8 +119,9 @@ Task<void> run_session(Down stream, Peer peer, SessionEnv& env, UpstreamContext<
       refused = intake(ctx, buffered(buffer).substr(0, end), env, peer, await_store);
     }
     if (await_store) {
-      const limiter::LimitDecision decision = co_await env.services.store.decide(
-          env.store_slot, route_limit(ctx)->id, ctx.user, net::use_awaitable_t<Executor>{});
+      const limiter::LimitDecision decision =
+          co_await env.services.store.decide(env.store_slot, limit_policy(ctx, *route_limit(ctx)),
+                                             ctx.user, net::use_awaitable_t<Executor>{});
       refused = after_limit(ctx, decision, env);
     }
     if (refused) {

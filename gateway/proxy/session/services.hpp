@@ -6,11 +6,13 @@
 #include <atomic>
 #include <memory>
 
+#include "gateway/auth/credential_slot.hpp"
 #include "gateway/core/clock.hpp"
 #include "gateway/core/keyed_hash.hpp"
 #include "gateway/log/access_log.hpp"
 #include "gateway/proxy/routing/snapshot.hpp"
 #include "gateway/proxy/session/connection_gate.hpp"
+#include "gateway/proxy/steps/auth_failure_ledger.hpp"
 #include "gateway/store/limit_store.hpp"
 
 namespace sluice::proxy {
@@ -41,6 +43,11 @@ struct Services {
   std::atomic<bool> draining{false};
   /// Open upgrade tunnels on every worker (`sluice_tunnels_active`, read at scrape time).
   std::atomic<std::int64_t> tunnels{0};
+  /// The credentials in force (docs/identity.md); null: nothing is verified. Set before the
+  /// workers are made; owned by the Gateway.
+  const auth::CredentialSlot* credentials = nullptr;
+  /// `auth.failure_policy`'s counts; null: no flood shedding. Owned by the Gateway.
+  AuthFailureLedger* auth_failures = nullptr;
 };
 
 /// The snapshot as one worker sees it. Requests hold it through a shared_ptr whose control

@@ -9,6 +9,7 @@
 #include "gateway/proxy/request/request_context.hpp"
 #include "gateway/proxy/session/services.hpp"
 #include "gateway/proxy/session/session_list.hpp"
+#include "gateway/proxy/steps/auth_step.hpp"
 #include "gateway/store/limit_store.hpp"
 
 namespace sluice::proxy {
@@ -26,6 +27,9 @@ struct SessionEnv {
   std::pmr::memory_resource* ops;  ///< the worker's pool for operation memory
   /// The worker's ring to the heavy-hitter sketches; null with `admin.top_users` off.
   insight::UserSampleRing* top_users;
+  /// The worker's credentials and the failure ledger (docs/identity.md); empty: nothing is
+  /// verified.
+  AuthTools auth = {};
 };
 
 }  // namespace sluice::proxy

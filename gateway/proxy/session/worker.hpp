@@ -108,6 +108,8 @@ class Worker {
   WorkerView view_;
   BalanceCursor cursor_;
   std::unique_ptr<log::AccessLog::Batch> access_log_;
+  /// This worker's view of the credentials and its token cache (null: nothing is verified).
+  std::unique_ptr<auth::WorkerCredentials> credentials_;
   // One thread runs it, and only that thread touches its sockets and timers: the reactor can
   // skip its per-descriptor locks (posts from other threads stay safe: the scheduler locks).
   net::io_context ioc_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};

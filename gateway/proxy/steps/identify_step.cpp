@@ -20,9 +20,11 @@ void identify_step(RequestContext& ctx, const Peer& peer, const core::KeyedHash*
   if (limit == nullptr && !labels) {
     return;  // nobody needs the user
   }
-  const config::Config& config = ctx.snapshot->config();
-  ctx.user = identify(ctx.head().fields, config.identity, peer.client_cert, peer.address, peer.text,
-                      config.http.trusted_proxies, ctx.user_scratch);
+  if (ctx.auth_label == "none") {  // else auth_step() set the verified user
+    const config::Config& config = ctx.snapshot->config();
+    ctx.user = identify(ctx.head().fields, config.identity, peer.client_cert, peer.address,
+                        peer.text, config.http.trusted_proxies, ctx.user_scratch);
+  }
   if (hash == nullptr || (!labels && (limit == nullptr || !limit->top_users))) {
     return;
   }

@@ -25,14 +25,13 @@ std::string_view trim(std::string_view s) noexcept {
   return s.substr(first, last - first + 1);
 }
 
-/// The first `name` field's value, trimmed; empty when absent.
+}  // namespace
+
 std::string_view header_value(const http1::FieldList& fields, std::string_view name) {
   const http1::FieldRef* f = fields.find(name);
   return f == nullptr ? std::string_view{} : trim(f->value);
 }
 
-/// The token of `Authorization: Bearer TOKEN` (RFC 6750 §2.1: the scheme is case-insensitive and
-/// followed by at least one space); empty for any other scheme.
 std::string_view bearer_token(const http1::FieldList& fields) {
   constexpr std::string_view kScheme = "bearer";
   const http1::FieldRef* f = fields.find(boost::beast::http::field::authorization);
@@ -44,6 +43,8 @@ std::string_view bearer_token(const http1::FieldList& fields) {
   }
   return trim(value.substr(kScheme.size()));  // not empty: `value` ends in non-whitespace
 }
+
+namespace {
 
 /// What a non-client-ip source yields; empty = nothing.
 std::string_view source_value(const http1::FieldList& fields, const tls::ClientCertificate& cert,
@@ -59,6 +60,8 @@ std::string_view source_value(const http1::FieldList& fields, const tls::ClientC
     case Kind::kBearer:
       return bearer_token(fields);
     case Kind::kClientIp:
+    case Kind::kJwt:  // verified by auth_step, never taken on the client's word
+    case Kind::kApiKey:
       break;
   }
   return {};

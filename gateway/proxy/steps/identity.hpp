@@ -21,6 +21,13 @@ namespace sluice::proxy {
 /// The address as it appears in X-Forwarded-For and logs (IPv4-mapped IPv6 shown as IPv4).
 [[nodiscard]] std::string forwarded_address(const boost::asio::ip::address& peer);
 
+/// The first `name` field's value, trimmed; empty when absent.
+[[nodiscard]] std::string_view header_value(const http1::FieldList& fields, std::string_view name);
+
+/// The token of `Authorization: Bearer TOKEN` (RFC 6750 §2.1: the scheme is case-insensitive and
+/// followed by at least one space); empty for any other scheme.
+[[nodiscard]] std::string_view bearer_token(const http1::FieldList& fields);
+
 /// Who a request is rate-limited as (docs/behaviour.md "Who is the user"): the value of the first
 /// identity source that yields one, in config order:
 /// - {"header": NAME}: that header's value (first occurrence, surrounding whitespace trimmed;
@@ -30,7 +37,9 @@ namespace sluice::proxy {
 /// - {"client_cert": NAME}: that name (subject_cn, san_dns, san_uri) of the client's verified
 ///   certificate (`cert`; empty = no value);
 /// - {"client_ip": true}: client_ip() as text (IPv4-mapped IPv6 shown as IPv4, as
-///   forwarded_address() does); `peer_text` when that is the peer itself.
+///   forwarded_address() does); `peer_text` when that is the peer itself;
+/// - {"jwt": true}, {"api_key": true}: nothing here (auth_step() verifies them and sets the
+///   user before identify_step() runs).
 /// If no source yields a value, falls back to the client IP, so omitting a credential never
 /// escapes a limit. Call it before the gateway appends the peer to X-Forwarded-For.
 /// The result views `fields`, `cert`, `peer_text` (forwarded_address(peer), which the caller

@@ -7,9 +7,20 @@ const RouteLimit* route_limit(const RequestContext& ctx) noexcept {
   return ctx.route != nullptr ? ctx.route->rate_limit : nullptr;
 }
 
+store::PolicyId limit_policy(const RequestContext& ctx, const RouteLimit& limit) noexcept {
+  if (!ctx.tier.empty()) {
+    for (const auto& [tier, id] : limit.tiers) {
+      if (tier == ctx.tier) {
+        return id;
+      }
+    }
+  }
+  return limit.id;
+}
+
 std::optional<limiter::LimitDecision> limit_now(const RequestContext& ctx, const RouteLimit& limit,
                                                 store::LimitStore& store, store::StoreSlot slot) {
-  return store.try_decide(slot, limit.id, ctx.user);
+  return store.try_decide(slot, limit_policy(ctx, limit), ctx.user);
 }
 
 std::optional<GatewayError> apply_limit(RequestContext& ctx, const RouteLimit& limit,

@@ -17,6 +17,11 @@ namespace sluice::proxy {
 /// The route's policy, or null when the route has no limit.
 [[nodiscard]] const RouteLimit* route_limit(const RequestContext& ctx) noexcept;
 
+/// The store policy `ctx.user` is decided under: the policy's own, or its tier's
+/// (`tiers`, docs/identity.md "Tiers") when the verified user has a tier it lists.
+[[nodiscard]] store::PolicyId limit_policy(const RequestContext& ctx,
+                                           const RouteLimit& limit) noexcept;
+
 /// The store's decision for `ctx.user` under `limit` if it can decide at once.
 [[nodiscard]] std::optional<limiter::LimitDecision> limit_now(const RequestContext& ctx,
                                                               const RouteLimit& limit,

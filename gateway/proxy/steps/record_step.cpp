@@ -124,6 +124,8 @@ void record_step(RequestContext& ctx, core::TimePoint now, const Peer& peer,
   r.host = ctx.log_host;
   r.protocol = protocol(ctx);
   r.listener = peer.listener;
+  r.auth = ctx.auth_label;
+  r.tier = ctx.tier;
   log->write(r);
 }
 

@@ -27,9 +27,9 @@ TEST_F(AdminRoutesTest, ShowsTheTableInMatchOrderWithDefaults) {
   ASSERT_EQ(reply.status, 200U);
   EXPECT_EQ(reply.body, json::parse(R"({"routes": [
       {"name":"a","prefix":"/a","backend":"demo","limit":null,"methods":null,"host":null,
-       "strip_prefix":false,"upgrades":true},
+       "strip_prefix":false,"upgrades":true,"auth":"off","strip_credentials":false},
       {"name":"b","prefix":"/","backend":"demo","limit":null,"methods":null,"host":null,
-       "strip_prefix":false,"upgrades":true}]})"));
+       "strip_prefix":false,"upgrades":true,"auth":"off","strip_credentials":false}]})"));
 }
 
 TEST_F(AdminRoutesTest, AReplacedTableServesTheNextRequest) {

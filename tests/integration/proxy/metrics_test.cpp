@@ -51,6 +51,7 @@ TEST_F(MetricsTest, ServesEveryFamilyWithItsTypeAsPrometheusText) {
       {"sluice_endpoint_ejections_total", "counter"},
       {"sluice_endpoint_panic_picks_total", "counter"},
       {"sluice_retries_total", "counter"},
+      {"sluice_jwks_refreshes_total", "counter"},
   };
   for (const auto& [family, type] : families) {
     EXPECT_EQ(s.type(family), type) << family;
@@ -84,6 +85,8 @@ TEST_F(MetricsTest, ServesEveryFamilyWithItsTypeAsPrometheusText) {
       {"sluice_endpoint_ejections_total", {"backend", "endpoint"}},
       {"sluice_endpoint_panic_picks_total", {"backend"}},
       {"sluice_retries_total", {"backend", "result"}},
+      {"sluice_auth_total", {"method", "result", "route"}},
+      {"sluice_jwks_refreshes_total", {"result"}},
   };
   for (const Scrape::Series& series : s.series()) {
     if (!series.name.starts_with("sluice_")) {

@@ -138,12 +138,27 @@ TEST(AuthSectionsTest, TheFailurePolicyChecksItsWindow) {
   EXPECT_EQ(parsed(doc).auth.failure_policy->failures, 5U);
 }
 
-TEST(AuthSectionsTest, ApiKeysNeedAKeyFile) {
+TEST(AuthSectionsTest, ApiKeysComeFromAFileAndTheConfigAsHashesOnly) {
   auto doc = auth_document();
-  doc["auth"]["api_keys"] = Json::parse(R"({"header": "X Key"})");
+  const std::string hash(64, 'a');
+  doc["auth"]["api_keys"] = Json::parse(R"({"header": "X Key", "keys_file": "", "keys": [
+      {"sha256": ")" + hash + R"(", "user": "robot", "tier": "gold"},
+      {"sha256": ")" + hash + R"(", "user": ""},
+      {"sha256": "ABC", "user": "x", "key": "clear"}]})");
   EXPECT_THAT(problems_of(doc),
               ElementsAre(R"(auth.api_keys.header: must be an HTTP header name (e.g. "X-API-Key"))",
-                          "auth.api_keys.keys_file: is required"));
+                          "auth.api_keys.keys_file: must not be empty (use null for none)",
+                          "auth.api_keys.keys[1].sha256: the same key is listed twice",
+                          "auth.api_keys.keys[1].user: must not be empty",
+                          "auth.api_keys.keys[2].key: unknown field",
+                          "auth.api_keys.keys[2].sha256: must be 64 lower-case hex digits"));
+  doc["auth"]["api_keys"] =
+      Json::parse(R"({"keys": [{"sha256": ")" + hash + R"(", "user": "robot", "tier": "gold"}]})");
+  const Config config = parsed(doc);
+  ASSERT_TRUE(config.auth.api_keys);
+  EXPECT_FALSE(config.auth.api_keys->keys_file);
+  EXPECT_EQ(config.auth.api_keys->keys, (std::vector<ApiKeyEntry>{{hash, "robot", "gold"}}));
+  EXPECT_EQ(parsed(to_json(config)), config);
 }
 
 }  // namespace

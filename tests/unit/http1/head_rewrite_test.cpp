@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,17 @@ TEST(HeadRewriteTest, RemovesHopByHopFieldsAndThoseConnectionNames) {
       "Upgrade: h2c\r\nExpect: 100-continue\r\nX-Kept: k\r\n\r\n",
       plain());
   EXPECT_EQ(out,
+            "GET /x HTTP/1.1\r\nHost: a\r\nX-Kept: k\r\n"
+            "X-Forwarded-For: 192.0.2.1\r\nX-Forwarded-Proto: http\r\n\r\n");
+}
+
+TEST(HeadRewriteTest, StripsTheNamedCredentialFieldsInAnyCase) {
+  const std::array<std::string_view, 2> credentials{"Authorization", "X-API-Key"};
+  RequestRewrite rw = plain();
+  rw.strip = credentials;
+  EXPECT_EQ(request("GET /x HTTP/1.1\r\nHost: a\r\nauthorization: Bearer t\r\nx-api-key: k\r\n"
+                    "X-API-Key: k2\r\nX-Kept: k\r\n\r\n",
+                    rw),
             "GET /x HTTP/1.1\r\nHost: a\r\nX-Kept: k\r\n"
             "X-Forwarded-For: 192.0.2.1\r\nX-Forwarded-Proto: http\r\n\r\n");
 }

@@ -96,7 +96,18 @@ TEST(AccessLogTest, FormatsOneJsonObjectWithEveryField) {
   EXPECT_EQ(j["host"], "api.example");
   EXPECT_EQ(j["protocol"], "HTTP/1.1");
   EXPECT_EQ(j["listener"], "public");
-  EXPECT_EQ(j.size(), 20U);
+  EXPECT_EQ(j["auth"], "none");
+  EXPECT_TRUE(j["tier"].is_null());
+  EXPECT_EQ(j.size(), 22U);
+}
+
+TEST(AccessLogTest, AVerifiedUserShowsItsCredentialAndTier) {
+  AccessRecord r = sample();
+  r.auth = "jwt";
+  r.tier = "gold";
+  const auto j = nlohmann::json::parse(AccessLog::format(r));
+  EXPECT_EQ(j["auth"], "jwt");
+  EXPECT_EQ(j["tier"], "gold");
 }
 
 TEST(AccessLogTest, AnEmptyHostAndNoUpstreamAreNull) {
