@@ -16,6 +16,7 @@ Run by ctest (tests/CMakeLists.txt) with SLUICE_BINARY and SLUICE_DEMO_BACKEND s
 promtool and prometheus (Debian package `prometheus`), PyYAML (`python3-yaml`) and dpkg.
 """
 
+import hashlib
 import json
 import os
 import re
@@ -68,6 +69,8 @@ CONTRACT_METRICS = [
     "sluice_config_reloads_total",
     "sluice_admin_changes_total",
     "sluice_build_info",
+    "sluice_auth_total",
+    "sluice_jwks_refreshes_total",
     "sluice_tls_handshakes_total",
     "sluice_tls_certificate_expiry_timestamp_seconds",
     "sluice_endpoint_healthy",
@@ -79,11 +82,12 @@ CONTRACT_METRICS = [
     "sluice_fleet_sync_seconds",
     "sluice_fleet_applies_total",
 ]
+LIVE_API_KEY = "deploy-test-api-key-0123456789"
 EXPECTED_ALERTS = {
     "SluiceDown", "SluiceUserHeavilyLimited", "SluiceBreakerDropping", "SluiceUpstreamErrorRatio",
     "SluiceHighLatencyP99", "SluiceConfigReloadFailed", "SluiceStoreFallbackActive",
     "SluiceCertificateExpiresSoon", "SluiceBackendEndpointsUnhealthy", "SluiceRetryBudgetExhausted",
-    "SluiceOcspStapleStale", "SluiceFleetDisconnected",
+    "SluiceOcspStapleStale", "SluiceFleetDisconnected", "SluiceJwksRefreshFailing",
 }
 TIMEOUT = 20.0
 
@@ -283,7 +287,8 @@ class DashboardTest(unittest.TestCase):
                       "connections", "store", "certificate expiry", "tls handshakes",
                       "healthy endpoints by backend", "endpoint health by endpoint",
                       "outlier ejections by endpoint", "retries by backend and result",
-                      "retry share of upstream requests"]:
+                      "retry share of upstream requests", "auth results by reason",
+                      "jwks refreshes by result"]:
             self.assertIn(words, titles)
 
 
@@ -598,6 +603,11 @@ class LiveGatewayTest(unittest.TestCase):
         config["backends"]["broken"] = {"endpoints": ["127.0.0.1:1"], "connect_timeout_ms": 200,
                                         "timeout_ms": 1000}
         config["limits"]["tiny"] = {"requests": 2, "window_ms": 60000, "buckets": 6}
+        config["auth"] = {"api_keys": {"header": "X-Deploy-Key", "keys": [
+            {"sha256": hashlib.sha256(LIVE_API_KEY.encode()).hexdigest(), "user": "deploy-bot"}]}}
+        config["identity"] = [{"api_key": True}] + config.get("identity", [{"client_ip": True}])
+        config["routes"].insert(0, {"name": "secure", "prefix": "/secure", "backend": "users",
+                                    "strip_prefix": True, "auth": "required"})
         config["routes"].insert(0, {"name": "broken", "prefix": "/broken", "backend": "broken",
                                     "limit": "tiny"})
         config_path = Path(cls.dir) / "sluice.json"
@@ -628,6 +638,11 @@ class LiveGatewayTest(unittest.TestCase):
             http_get(f"{cls.proxy}/broken/x", {"X-API-Key": "breaker-user"})  # limited after 2
         for i in range(3):
             http_get(f"{cls.proxy}/demo/status/500", {"X-API-Key": f"failing-{i}"})
+        # docs/identity.md: one request with the API key the config lists, one without.
+        status, body = http_get(f"{cls.proxy}/secure/ok", {"X-Deploy-Key": LIVE_API_KEY})
+        assert status == 200, (status, body)
+        status, _ = http_get(f"{cls.proxy}/secure/ok")
+        assert status == 401, status
         status, _ = http_get(f"{cls.admin}/admin/limits/standard/overrides/deploy-test",
                              token, method="PUT", data=b'{"requests": 7}')
         assert status == 200, status
