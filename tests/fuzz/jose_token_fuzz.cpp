@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Bearer tokens and JSON Web Key Sets as gateway/auth reads them: base64url has one spelling per
-// byte string; whatever a key set keeps can verify something and never HMAC; a token, verified
-// against a fixed key set and secret, either names a user or says why not.
+// Bearer tokens, JSON Web Key Sets and API key files as gateway/auth reads them: base64url has
+// one spelling per byte string; whatever a key set keeps can verify something and never HMAC; a
+// token, verified against a fixed key set and secret, either names a user or says why not; a key
+// file that reads writes back to the same keys.
 #include <string>
 #include <vector>
 
+#include "gateway/auth/api_key_table.hpp"
 #include "gateway/auth/base64url.hpp"
 #include "gateway/auth/jwk_set.hpp"
 #include "gateway/auth/jwt_verifier.hpp"
@@ -50,6 +52,11 @@ int jose_token(Input input) {
   const auth::Verification verification = vector_verifier().verify(text, now);
   if (const auto* token = std::get_if<auth::VerifiedToken>(&verification)) {
     SLUICE_FUZZ_CHECK(!token->user.empty());
+  }
+  if (const auto table = auth::ApiKeyTable::parse(text, error)) {
+    const auto again = auth::ApiKeyTable::parse(table->dump(), error);
+    SLUICE_FUZZ_CHECK(again && again->keys() == table->keys());
+    SLUICE_FUZZ_CHECK(table->find(text) == nullptr || !table->keys().empty());
   }
   auth::TokenCache cache;
   cache.remember(text, verification, now);

@@ -7,9 +7,10 @@ inside the parsers instead of rediscovering HTTP from nothing. Run it after chan
 the files are committed (docs/fuzzing.md). What the fuzzer adds while it runs (`dev.sh fuzz`
 keeps its own corpus under build/fuzz/corpus) is not committed.
 """
+import hashlib
 import json
-import re
 import pathlib
+import re
 import struct
 
 ROOT = pathlib.Path(__file__).resolve().parent / "corpus"
@@ -213,6 +214,17 @@ def config_texts():
         "routes": [{"name": "r", "prefix": "/", "backend": "b", "limit": "p", "host": "a.example"}],
     }
     write("config_text", "many_sections", json.dumps(full, indent=1))
+    identity = dict(full)
+    identity["identity"] = [{"jwt": True}, {"api_key": True}, {"client_ip": True}]
+    identity["auth"] = {
+        "jwt": {"issuer": "https://id.example.com/", "audiences": ["api"], "jwks_file": "/j.json",
+                "algorithms": ["ES256", "HS256"], "hs256_secret_env": "JWT_SECRET",
+                "tier_claim": "plan"},
+        "api_keys": {"keys_file": None, "keys": [{"sha256": "a" * 64, "user": "u", "tier": "gold"}]},
+        "failure_policy": {"failures": 5, "window_ms": 10000}}
+    identity["tiers"] = {"p": {"gold": {"requests": 50}}}
+    identity["routes"] = [dict(full["routes"][0], auth="required", strip_credentials=True)]
+    write("config_text", "identity_sections", json.dumps(identity, indent=1))
     write("config_text", "minimal", json.dumps({"backends": {"b": {"endpoints": ["127.0.0.1:1"]}},
                                                 "routes": [{"name": "r", "prefix": "/", "backend": "b"}]}))
     write("config_text", "duplicate_key", '{"routes": [], "routes": []}')
@@ -315,6 +327,9 @@ def jose_tokens():
     seeds["jwks_mixed"] = ('{"keys":[{"kty":"oct","k":"c2VjcmV0"},{"kty":"EC","crv":"P-256",'
                            '"x":"AQ","y":"AQ"},{"kty":"RSA","n":"AQAB","e":"AQAB","alg":"HS256"},'
                            '"x",{"kty":"OKP","crv":"Ed25519","x":"' + "A" * 43 + '"}]}')
+    digest = hashlib.sha256(b"sk-seed-key-0123456789").hexdigest()
+    seeds["api_keys"] = ('{"keys":[{"sha256":"' + digest + '","user":"robot","tier":"gold"},'
+                         '{"sha256":"' + "0" * 64 + '","user":"other","tier":null}]}')
     for name, value in seeds.items():
         write("jose_token", name, value)
 
