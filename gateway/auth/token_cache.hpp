@@ -6,11 +6,14 @@
 // token's SHA-256, so a cache hit is the same token, never a hash collision of a short key,
 // and the cache holds no token.
 
+#include <openssl/evp.h>
+
 #include <array>
+#include <boost/unordered/unordered_flat_map.hpp>
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <string_view>
-#include <unordered_map>
 
 #include "gateway/auth/jwt_verifier.hpp"
 
@@ -53,14 +56,24 @@ class TokenCache {
     std::chrono::system_clock::time_point until;
   };
 
-  using Entries = std::unordered_map<Digest, Entry, DigestHash>;
+  /// Open addressing: a lookup touches one group of slots, not a chain of nodes.
+  using Entries = boost::unordered_flat_map<Digest, Entry, DigestHash>;
+  struct MdCtxFree {
+    void operator()(EVP_MD_CTX* ctx) const noexcept { EVP_MD_CTX_free(ctx); }
+  };
+  struct MdFree {
+    void operator()(EVP_MD* md) const noexcept { EVP_MD_free(md); }
+  };
 
-  [[nodiscard]] static Digest digest(std::string_view token);
+  /// SHA-256 with a digest fetched once and a context reused: no provider lookup per token.
+  [[nodiscard]] Digest digest(std::string_view token);
   /// The entry for `key` in `entries` if still valid at `now` (an expired one is dropped).
   static const Verification* valid(Entries& entries, const Digest& key,
                                    std::chrono::system_clock::time_point now);
 
   TokenCacheLimits limits_;
+  std::unique_ptr<EVP_MD, MdFree> sha256_;
+  std::unique_ptr<EVP_MD_CTX, MdCtxFree> context_;
   Entries verified_;  ///< apart, so a flood of refused tokens never pushes verified ones out
   Entries refused_;
 };

@@ -12,25 +12,14 @@
 #include "gateway/auth/jwt_verifier.hpp"
 #include "gateway/auth/token_cache.hpp"
 #include "tests/fuzz/fuzz_targets.hpp"
-#include "tests/unit/auth/jws_vectors.hpp"
+#include "tests/unit/auth/vector_verifier.hpp"
 
 namespace sluice::fuzz {
 namespace {
 
 const auth::JwtVerifier& vector_verifier() {
-  static const auth::JwtVerifier verifier = [] {
-    std::string error;
-    std::vector<std::string> skipped;
-    auth::JwtPolicy policy;
-    policy.algorithms = {auth::JwsAlgorithm::kES256, auth::JwsAlgorithm::kES384,
-                         auth::JwsAlgorithm::kRS256, auth::JwsAlgorithm::kPS256,
-                         auth::JwsAlgorithm::kEdDSA, auth::JwsAlgorithm::kHS256};
-    policy.tier_claim = "plan";
-    policy.hs256_secret = auth::vectors::kHs256Secret;
-    return auth::JwtVerifier(policy, std::make_shared<const auth::JwkSet>(auth::JwkSet::parse(
-                                         auth::vectors::kJwks, error, skipped)));
-  }();
-  return verifier;
+  static const auto verifier = auth::vectors::make_vector_verifier(false);
+  return *verifier;
 }
 
 }  // namespace

@@ -74,36 +74,54 @@ GatewayError refuse(RequestContext& ctx, AuthFailure failure) {
   return GatewayError::kUnauthorized;
 }
 
-/// The address the failure policy counts: the client as identified through trusted proxies.
-std::string_view client_address(const RequestContext& ctx, const Peer& peer, std::string& scratch) {
-  const auto& trusted = ctx.snapshot->config().http.trusted_proxies;
-  const auto client = client_ip(ctx.head().fields, peer.address, trusted);
-  if (client == peer.address) {
-    return peer.text;
+/// The address the failure policy counts: the client as identified through trusted proxies,
+/// worked out only when the ledger is asked (a cached verified token never needs it).
+class ClientAddress {
+ public:
+  ClientAddress(const RequestContext& ctx, const Peer& peer) : ctx_(ctx), peer_(peer) {}
+  std::string_view get() {
+    if (!known_) {
+      const auto& trusted = ctx_.snapshot->config().http.trusted_proxies;
+      const auto client = client_ip(ctx_.head().fields, peer_.address, trusted);
+      if (client == peer_.address) {
+        value_ = peer_.text;
+      } else {
+        scratch_ = forwarded_address(client);
+        value_ = scratch_;
+      }
+      known_ = true;
+    }
+    return value_;
   }
-  scratch = forwarded_address(client);
-  return scratch;
-}
+
+ private:
+  const RequestContext& ctx_;
+  const Peer& peer_;
+  std::string scratch_;
+  std::string_view value_;
+  bool known_ = false;
+};
 
 /// What checking one credential found.
 struct Checked {
   std::optional<AuthFailure> failure;
   bool shed = false;
-  std::string_view user;  ///< views the credential set or the token cache: copy at once
+  core::Duration retry_after{};  ///< shed: when the address may try again
+  std::string_view user;         ///< views the credential set or the token cache: copy at once
   std::string_view tier;
 };
 
 /// `fresh` keeps a verification made now: the views of the result may point into it.
 Checked check_jwt(auth::WorkerCredentials& credentials, std::string_view token,
-                  AuthFailureLedger* ledger, std::string_view address, auth::Verification& fresh) {
+                  AuthFailureLedger* ledger, ClientAddress& address, auth::Verification& fresh) {
   const auth::CredentialSet& set = credentials.current();
   const auto now = std::chrono::system_clock::now();
   const auth::Verification* known =
       set.jwt != nullptr ? credentials.tokens().find(token, now) : nullptr;
   if (known == nullptr || std::holds_alternative<AuthFailure>(*known)) {
     core::Duration retry_after{};
-    if (ledger != nullptr && ledger->tripped(address, retry_after)) {
-      return {std::nullopt, true, {}, {}};
+    if (ledger != nullptr && ledger->tripped(address.get(), retry_after)) {
+      return {std::nullopt, true, retry_after, {}, {}};
     }
   }
   if (known == nullptr) {
@@ -116,47 +134,44 @@ Checked check_jwt(auth::WorkerCredentials& credentials, std::string_view token,
   }
   if (const auto* verified = std::get_if<auth::VerifiedToken>(known)) {
     const std::string_view tier = verified->tier ? std::string_view(*verified->tier) : "";
-    return {std::nullopt, false, verified->user, tier};
+    return {std::nullopt, false, {}, verified->user, tier};
   }
   const AuthFailure failure = std::get<AuthFailure>(*known);
   if (failure == AuthFailure::kUnknownKey) {
     credentials.slot().unknown_key_seen();  // perhaps a rotated key: the refresher looks again
   }
   if (ledger != nullptr) {
-    ledger->count_failure(address);
+    ledger->count_failure(address.get());
   }
-  return {failure, false, {}, {}};
+  return {failure, false, {}, {}, {}};
 }
 
 Checked check_api_key(auth::WorkerCredentials& credentials, std::string_view key,
-                      AuthFailureLedger* ledger, std::string_view address) {
+                      AuthFailureLedger* ledger, ClientAddress& address) {
   core::Duration retry_after{};
-  if (ledger != nullptr && ledger->tripped(address, retry_after)) {
-    return {std::nullopt, true, {}, {}};
+  if (ledger != nullptr && ledger->tripped(address.get(), retry_after)) {
+    return {std::nullopt, true, retry_after, {}, {}};
   }
   const auth::CredentialSet& set = credentials.current();
   const auth::ApiKey* found = set.api_keys != nullptr ? set.api_keys->find(key) : nullptr;
   if (found != nullptr) {
-    return {std::nullopt, false, found->user, found->tier};
+    return {std::nullopt, false, {}, found->user, found->tier};
   }
   if (ledger != nullptr) {
-    ledger->count_failure(address);
+    ledger->count_failure(address.get());
   }
-  return {AuthFailure::kUnknownKey, false, {}, {}};
+  return {AuthFailure::kUnknownKey, false, {}, {}, {}};
 }
 
-std::optional<GatewayError> settle(RequestContext& ctx, Method method, const Checked& checked,
-                                   AuthFailureLedger* ledger, std::string_view address) {
+std::optional<GatewayError> settle(RequestContext& ctx, Method method, const Checked& checked) {
   const RouteAuth mode = ctx.route->auth;
   if (checked.shed) {
     count(ctx, method, kShed);
     if (mode == RouteAuth::kOff) {
       return std::nullopt;  // the credential is ignored: the other sources name the user
     }
-    core::Duration retry_after{};
-    static_cast<void>(ledger->tripped(address, retry_after));
-    ctx.retry_after_s = static_cast<unsigned>(
-        std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::seconds>(retry_after).count()));
+    ctx.retry_after_s = static_cast<unsigned>(std::max<std::int64_t>(
+        1, std::chrono::ceil<std::chrono::seconds>(checked.retry_after).count()));
     return GatewayError::kAuthFailuresExceeded;
   }
   if (checked.failure) {
@@ -183,7 +198,6 @@ std::optional<GatewayError> auth_step(RequestContext& ctx, const Peer& peer,
   }
   const config::Config& config = ctx.snapshot->config();
   const http1::FieldList& fields = ctx.head().fields;
-  std::string scratch;
   for (const config::IdentitySource& source : config.identity) {
     Method method = Method::kNone;
     std::string_view credential;
@@ -197,13 +211,13 @@ std::optional<GatewayError> auth_step(RequestContext& ctx, const Peer& peer,
     if (credential.empty()) {
       continue;
     }
-    const std::string_view address = client_address(ctx, peer, scratch);
+    ClientAddress address(ctx, peer);
     auth::Verification fresh = AuthFailure::kMissing;
     const Checked checked =
         method == Method::kJwt
             ? check_jwt(*tools.credentials, credential, tools.failures, address, fresh)
             : check_api_key(*tools.credentials, credential, tools.failures, address);
-    return settle(ctx, method, checked, tools.failures, address);
+    return settle(ctx, method, checked);
   }
   if (ctx.route->auth == RouteAuth::kRequired) {
     count(ctx, Method::kNone, result_index(AuthFailure::kMissing));
