@@ -102,6 +102,39 @@ TEST_F(FleetTest, AChangeOnOneReplicaIsAppliedOnAllAndTheAnswerWaitsForItsOwn) {
   EXPECT_EQ(status_for(proxy, "alice"), 200U);
 }
 
+// API keys added through the admin API are config (docs/identity.md "API keys"): added on one
+// replica, verified on every; removed on another, refused on every.
+TEST_F(FleetTest, AnApiKeyAddedOnOneReplicaIsVerifiedOnEveryAndRemovedEverywhere) {
+  for (int i = 0; i < 2; ++i) {
+    json c = replica_config();
+    c["auth"] = {{"api_keys", {{"header", "X-Fleet-Key"}, {"keys", json::array()}}}};
+    c["identity"] = json::array({{{"api_key", true}}, {{"header", "X-API-Key"}}});
+    c["routes"][0]["auth"] = "required";
+    replicas.push_back(std::make_unique<SluiceProcess>(c));
+  }
+  const std::string key = "sk-fleet-0123456789abcdef";
+  const auto status_with_key = [&](SluiceProcess& replica) {
+    HttpClient proxy(replica.proxy_port());
+    return proxy.get("/ok", {{"X-Fleet-Key", key}}).result_int();
+  };
+  EXPECT_EQ(status_with_key(*replicas[1]), 401U);
+  const auto put = AdminClient(replicas[0]->admin_port())
+                       .put("/admin/auth/keys/bot", {{"key", key}, {"tier", "gold"}});
+  ASSERT_EQ(put.status, 200U) << put.body.dump();
+  EXPECT_EQ(put.body.dump().find(key), std::string::npos);
+  EXPECT_TRUE(wait_until("the key to verify on the other replica", [&] {
+    return status_with_key(*replicas[1]) == 200U;
+  })) << replicas[1]->process().output();
+  const auto removed =
+      AdminClient(replicas[1]->admin_port()).send(http::verb::delete_, "/admin/auth/keys/bot", "");
+  ASSERT_EQ(removed.status, 204U) << removed.body.dump();
+  EXPECT_TRUE(wait_until("the key to be refused on the first replica",
+                         [&] { return status_with_key(*replicas[0]) == 401U; }));
+  for (auto& replica : replicas) {
+    EXPECT_EQ(replica->process().output().find(key), std::string::npos) << "never logged";
+  }
+}
+
 // A rollback is a change like any other: made on one replica, it becomes the fleet's next
 // version everywhere.
 TEST_F(FleetTest, ARollbackOnOneReplicaRollsTheFleetBack) {

@@ -76,7 +76,8 @@ class Signer:
         keys.append({"kty": "RSA", "kid": prefix + "rsa", "n": b64(uint(n.n)),
                      "e": b64(uint(n.e))})
         keys.append({"kty": "OKP", "crv": "Ed25519", "kid": prefix + "ed",
-                     "x": b64(self.ed.public_key().public_bytes_raw())})
+                     "x": b64(self.ed.public_key().public_bytes(serialization.Encoding.Raw,
+                                                                 serialization.PublicFormat.Raw))})
         return {"keys": keys}
 
     def token(self, alg="ES256", kid="ec256", tamper=False, **overrides):
