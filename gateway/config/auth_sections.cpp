@@ -16,7 +16,6 @@ using std::chrono::seconds;
 /// The algorithms sluice verifies (docs/identity.md "JWT"); `none` is never one of them.
 constexpr std::array<std::string_view, 6> kAlgorithms{"ES256", "ES384", "RS256",
                                                       "PS256", "EdDSA", "HS256"};
-constexpr std::uint32_t kMaxTierRequests = 4294967295U;
 
 /// Calls `fn(reader)` on member `key` when it is an object. Returns false when the member is
 /// absent (the default stays), true when it is null (the section is off) or was read.
@@ -210,41 +209,7 @@ AuthConfig parse_auth(ObjectReader& root) {
 }
 
 TierOverrides parse_tiers(ObjectReader& root, const KnownNames& policies) {
-  TierOverrides tiers;
-  const auto* section = root.object("tiers");
-  if (section == nullptr) {
-    return tiers;
-  }
-  const auto section_path = root.path_of("tiers");
-  for (auto policy = section->begin(); policy != section->end(); ++policy) {
-    const auto policy_path = member_path(section_path, policy.key());
-    if (policies && !policies->contains(policy.key())) {
-      root.problems().add(policy_path, "no such policy in limits");
-    }
-    if (!policy->is_object()) {
-      root.problems().add(policy_path, "must be an object");
-      continue;
-    }
-    auto& by_tier = tiers[policy.key()];
-    for (auto tier = policy->begin(); tier != policy->end(); ++tier) {
-      const auto tier_path = member_path(policy_path, tier.key());
-      if (tier.key().empty()) {
-        root.problems().add(tier_path, "empty tier name");
-      }
-      if (!tier->is_object()) {
-        root.problems().add(tier_path, "must be an object");
-        continue;
-      }
-      ObjectReader reader(*tier, tier_path, root.problems());
-      const auto requests =
-          reader.integer<std::uint32_t>("requests", 0, kMaxTierRequests, Presence::kRequired);
-      reader.finish();
-      if (requests) {
-        by_tier.emplace(tier.key(), *requests);
-      }
-    }
-  }
-  return tiers;
+  return parse_requests_by_policy(root, "tiers", policies, "empty tier name");
 }
 
 }  // namespace sluice::config::detail

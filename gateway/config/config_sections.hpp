@@ -46,6 +46,12 @@ FleetConfig parse_fleet(ObjectReader& root, const StoreConfig& store);
 std::map<std::string, LimitPolicyConfig> parse_limits(ObjectReader& root);
 std::map<std::string, std::map<std::string, std::uint32_t>> parse_overrides(
     ObjectReader& root, const KnownNames& policies);
+/// Section `section_key` as policy -> name -> {"requests": N} (0..2^32-1): `overrides` (names
+/// are user keys) and `tiers` (names are tiers). Each policy must be in `policies`; an empty
+/// name is reported with `empty_name`.
+std::map<std::string, std::map<std::string, std::uint32_t>> parse_requests_by_policy(
+    ObjectReader& root, std::string_view section_key, const KnownNames& policies,
+    std::string_view empty_name);
 std::map<std::string, BackendConfig> parse_backends(ObjectReader& root);
 /// `merge_slashes` is http.merge_slashes: a prefix must be a path in normal form under it.
 std::vector<RouteConfig> parse_routes(ObjectReader& root, bool merge_slashes,

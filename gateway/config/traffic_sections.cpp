@@ -269,14 +269,15 @@ std::map<std::string, LimitPolicyConfig> parse_limits(ObjectReader& root) {
   return limits;
 }
 
-std::map<std::string, std::map<std::string, std::uint32_t>> parse_overrides(
-    ObjectReader& root, const KnownNames& policies) {
-  std::map<std::string, std::map<std::string, std::uint32_t>> overrides;
-  const auto* section = root.object("overrides");
+std::map<std::string, std::map<std::string, std::uint32_t>> parse_requests_by_policy(
+    ObjectReader& root, std::string_view section_key, const KnownNames& policies,
+    std::string_view empty_name) {
+  std::map<std::string, std::map<std::string, std::uint32_t>> out;
+  const auto* section = root.object(section_key);
   if (section == nullptr) {
-    return overrides;
+    return out;
   }
-  const auto section_path = root.path_of("overrides");
+  const auto section_path = root.path_of(section_key);
   for (auto policy = section->begin(); policy != section->end(); ++policy) {
     const auto policy_path = member_path(section_path, policy.key());
     if (policies && !policies->contains(policy.key())) {
@@ -286,26 +287,31 @@ std::map<std::string, std::map<std::string, std::uint32_t>> parse_overrides(
       root.problems().add(policy_path, "must be an object");
       continue;
     }
-    auto& keys = overrides[policy.key()];
-    for (auto key = policy->begin(); key != policy->end(); ++key) {
-      const auto key_path = member_path(policy_path, key.key());
-      if (key.key().empty()) {
-        root.problems().add(key_path, "empty key");
+    auto& names = out[policy.key()];
+    for (auto name = policy->begin(); name != policy->end(); ++name) {
+      const auto name_path = member_path(policy_path, name.key());
+      if (name.key().empty()) {
+        root.problems().add(name_path, std::string(empty_name));
       }
-      if (!key->is_object()) {
-        root.problems().add(key_path, "must be an object");
+      if (!name->is_object()) {
+        root.problems().add(name_path, "must be an object");
         continue;
       }
-      ObjectReader reader(*key, key_path, root.problems());
+      ObjectReader reader(*name, name_path, root.problems());
       const auto requests =
           reader.integer<std::uint32_t>("requests", 0, kMaxRequests, Presence::kRequired);
       reader.finish();
       if (requests) {
-        keys.emplace(key.key(), *requests);
+        names.emplace(name.key(), *requests);
       }
     }
   }
-  return overrides;
+  return out;
+}
+
+std::map<std::string, std::map<std::string, std::uint32_t>> parse_overrides(
+    ObjectReader& root, const KnownNames& policies) {
+  return parse_requests_by_policy(root, "overrides", policies, "empty key");
 }
 
 std::map<std::string, BackendConfig> parse_backends(ObjectReader& root) {
