@@ -4,14 +4,19 @@
 namespace sluice::limiter {
 namespace {
 
+// The decision is written once for both ring forms (dense CountRing, SparseCountRing): they
+// share the bucket grid and the accessors used here, so they decide alike.
+
 /// When the bucket at `index` (from the oldest) leaves the window: N widths after its start.
-core::Duration until_leaves(const CountRing& ring, std::size_t index, core::TimePoint now) {
+template <typename Ring>
+core::Duration until_leaves(const Ring& ring, std::size_t index, core::TimePoint now) {
   const auto window = ring.width() * static_cast<std::int64_t>(ring.size());
   return ring.start_from_oldest(index) + window - now;
 }
 
 /// Until the oldest counted request leaves the window; zero when none is counted.
-core::Duration reset_of(const CountRing& ring, core::TimePoint now) {
+template <typename Ring>
+core::Duration reset_of(const Ring& ring, core::TimePoint now) {
   if (ring.total() == 0) {
     return core::Duration::zero();
   }
@@ -20,7 +25,8 @@ core::Duration reset_of(const CountRing& ring, core::TimePoint now) {
 }
 
 /// Until enough counts have left the window for the total to drop below `limit`.
-core::Duration retry_after_of(const CountRing& ring, std::uint32_t limit, core::TimePoint now) {
+template <typename Ring>
+core::Duration retry_after_of(const Ring& ring, std::uint32_t limit, core::TimePoint now) {
   if (limit == 0) {
     // Nothing is ever admitted (a blocking override): suggest one full window.
     return ring.width() * static_cast<std::int64_t>(ring.size());
@@ -34,9 +40,8 @@ core::Duration retry_after_of(const CountRing& ring, std::uint32_t limit, core::
   return until_leaves(ring, index, now);
 }
 
-}  // namespace
-
-LimitDecision decide(CountRing ring, std::uint32_t limit, core::TimePoint now) noexcept {
+template <typename Ring>
+LimitDecision decide_on(Ring& ring, std::uint32_t limit, core::TimePoint now) {
   ring.advance(now);
   LimitDecision d;
   d.limit = limit;
@@ -51,7 +56,8 @@ LimitDecision decide(CountRing ring, std::uint32_t limit, core::TimePoint now) n
   return d;
 }
 
-KeyState inspect(CountRing ring, std::uint32_t limit, core::TimePoint now) noexcept {
+template <typename Ring>
+KeyState inspect_on(Ring& ring, std::uint32_t limit, core::TimePoint now) {
   ring.advance(now);
   KeyState s;
   s.count = ring.total();
@@ -59,6 +65,24 @@ KeyState inspect(CountRing ring, std::uint32_t limit, core::TimePoint now) noexc
   s.remaining = s.count < limit ? limit - s.count : 0;
   s.reset = reset_of(ring, now);
   return s;
+}
+
+}  // namespace
+
+LimitDecision decide(CountRing ring, std::uint32_t limit, core::TimePoint now) noexcept {
+  return decide_on(ring, limit, now);
+}
+
+LimitDecision decide(SparseCountRing ring, std::uint32_t limit, core::TimePoint now) {
+  return decide_on(ring, limit, now);
+}
+
+KeyState inspect(CountRing ring, std::uint32_t limit, core::TimePoint now) noexcept {
+  return inspect_on(ring, limit, now);
+}
+
+KeyState inspect(SparseCountRing ring, std::uint32_t limit, core::TimePoint now) {
+  return inspect_on(ring, limit, now);
 }
 
 }  // namespace sluice::limiter

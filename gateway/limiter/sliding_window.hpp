@@ -5,6 +5,7 @@
 
 #include "gateway/core/clock.hpp"
 #include "gateway/core/rolling_window.hpp"
+#include "gateway/limiter/sparse_count_ring.hpp"
 
 namespace sluice::limiter {
 
@@ -40,8 +41,12 @@ struct KeyState {
 /// admitted, because such an interval touches at most N buckets, all of which the last admission
 /// in it saw.
 LimitDecision decide(CountRing ring, std::uint32_t limit, core::TimePoint now) noexcept;
+/// The same decision over a sparse ring (the memory store's per-key form): identical results.
+/// May allocate when the key's fourth counted bucket spills to the heap.
+LimitDecision decide(SparseCountRing ring, std::uint32_t limit, core::TimePoint now);
 
 /// The key's state at `now`, counting nothing (the ring is advanced, which changes no count).
 KeyState inspect(CountRing ring, std::uint32_t limit, core::TimePoint now) noexcept;
+KeyState inspect(SparseCountRing ring, std::uint32_t limit, core::TimePoint now);
 
 }  // namespace sluice::limiter

@@ -48,7 +48,7 @@ limiter::LimitDecision KeyShard::decide(std::uint32_t slot, std::uint64_t key,
   if (record == nullptr) {
     record = track_new_key(*s, key, now);
   }
-  return limiter::decide(ring_of(record, s->params.shape), limit, now);
+  return limiter::decide(s->records.ring(record), limit, now);
 }
 
 limiter::KeyState KeyShard::inspect(std::uint32_t slot, std::uint64_t key,
@@ -61,16 +61,18 @@ limiter::KeyState KeyShard::inspect(std::uint32_t slot, std::uint64_t key,
   }
   const std::uint32_t limit = limit_for(s->params, key);
   if (std::byte* record = s->records.find(key); record != nullptr) {
-    return limiter::inspect(ring_of(record, s->params.shape), limit, now);
+    return limiter::inspect(s->records.ring(record), limit, now);
   }
   // Untracked: the next decision starts from an empty ring, or from what the sketch remembers.
-  std::vector<std::byte> scratch(record_bytes(s->params.shape));
-  auto ring = ring_of(scratch.data(), s->params.shape);
+  KeyRingState scratch{};
+  limiter::SparseCountRing ring(scratch, s->params.shape.buckets, s->params.shape.width);
   ring.reset(now);
   if (s->sketch) {
     s->sketch->seed(key, ring, now);
   }
-  return limiter::inspect(ring, limit, now);
+  const limiter::KeyState state = limiter::inspect(ring, limit, now);
+  ring.release();
+  return state;
 }
 
 std::byte* KeyShard::track_new_key(Slot& slot, std::uint64_t key, core::TimePoint now) {
@@ -79,7 +81,7 @@ std::byte* KeyShard::track_new_key(Slot& slot, std::uint64_t key, core::TimePoin
   }
   std::byte* record = slot.records.insert(key);
   ++size_;
-  auto ring = ring_of(record, slot.params.shape);
+  auto ring = slot.records.ring(record);
   ring.reset(now);
   if (slot.sketch) {
     slot.sketch->seed(key, ring, now);
@@ -97,19 +99,21 @@ void KeyShard::evict_one(core::TimePoint now) {
   Slot* from = nullptr;
   std::size_t victim = 0;
   bool victim_idle = false;
+  core::TimePoint victim_start{};
   for (Slot& s : slots_) {
     if (!s.active || s.records.size() == 0) {
       continue;
     }
     const std::size_t candidate = pick_victim(s, now);
-    std::byte* record = s.records.record_at(candidate);
-    const bool idle = is_idle(record, s.params.shape, now);
+    const KeyRingState& state = key_ring_state_of(s.records.record_at(candidate));
+    const bool idle = is_idle(state, s.params.shape, now);
+    const core::TimePoint start = head_start(state, s.params.shape);
     if (from == nullptr || (idle && !victim_idle) ||
-        (idle == victim_idle &&
-         state_of(record).head_start < state_of(from->records.record_at(victim)).head_start)) {
+        (idle == victim_idle && start < victim_start)) {
       from = &s;
       victim = candidate;
       victim_idle = idle;
+      victim_start = start;
     }
   }
   assert(from != nullptr);
@@ -131,7 +135,7 @@ void KeyShard::remember(Slot& slot, std::size_t victim, core::TimePoint now) {
     slot.sketch = std::make_unique<EvictionSketch>(rings, slot.params.shape);
   }
   slot.sketch->remember(slot.records.key_at(victim),
-                        ring_of(slot.records.record_at(victim), slot.params.shape), now);
+                        slot.records.ring(slot.records.record_at(victim)), now);
 }
 
 void KeyShard::sweep_due(core::TimePoint now) {
@@ -144,8 +148,9 @@ void KeyShard::sweep_due(core::TimePoint now) {
 
 std::size_t KeyShard::sweep_slot(Slot& slot, core::TimePoint now) {
   const RingShape& shape = slot.params.shape;
-  const std::size_t dropped = slot.records.erase_if(
-      [&](std::uint64_t, std::byte* record) { return is_idle(record, shape, now); });
+  const std::size_t dropped = slot.records.erase_if([&](std::uint64_t, std::byte* record) {
+    return is_idle(key_ring_state_of(record), shape, now);
+  });
   size_ -= dropped;
   if (slot.sketch && slot.sketch->is_idle(now)) {
     slot.sketch.reset();
@@ -158,10 +163,10 @@ std::size_t KeyShard::sweep_slot(Slot& slot, core::TimePoint now) {
 }
 
 std::size_t KeyShard::pick_victim(Slot& slot, core::TimePoint now) {
-  core::RecordTable& table = slot.records;
+  KeyRecords& table = slot.records;
   const std::size_t capacity = table.capacity();
   std::size_t best = capacity;
-  std::int64_t best_start = std::numeric_limits<std::int64_t>::max();
+  std::int64_t best_head = std::numeric_limits<std::int64_t>::max();
   std::size_t seen = 0;
   for (std::size_t step = 0; step < capacity && seen < kEvictionSamples; ++step) {
     const std::size_t i = slot.cursor % capacity;
@@ -170,12 +175,12 @@ std::size_t KeyShard::pick_victim(Slot& slot, core::TimePoint now) {
       continue;
     }
     ++seen;
-    std::byte* record = table.record_at(i);
-    if (is_idle(record, slot.params.shape, now)) {
+    const KeyRingState& state = key_ring_state_of(table.record_at(i));
+    if (is_idle(state, slot.params.shape, now)) {
       return i;
     }
-    if (state_of(record).head_start < best_start) {
-      best_start = state_of(record).head_start;
+    if (state.head < best_head) {  // one slot, one width: bucket numbers order like times
+      best_head = state.head;
       best = i;
     }
   }
@@ -190,7 +195,7 @@ void KeyShard::configure(std::uint32_t slot, const SlotParams& params, const cor
   }
   Slot& s = slots_[slot];
   if (!s.active) {
-    s.records = core::RecordTable(record_bytes(params.shape), std::max<std::size_t>(max_keys_, 1));
+    s.records = KeyRecords(params.shape, std::max<std::size_t>(max_keys_, 1));
     s.active = true;
   } else if (s.params.shape != params.shape) {
     reshape(s, params.shape, now);
@@ -199,19 +204,18 @@ void KeyShard::configure(std::uint32_t slot, const SlotParams& params, const cor
 }
 
 void KeyShard::reshape(Slot& slot, const RingShape& shape, core::TimePoint now) {
-  core::RecordTable fresh(record_bytes(shape), std::max<std::size_t>(max_keys_, 1));
-  core::RecordTable& old = slot.records;
+  KeyRecords fresh(shape, std::max<std::size_t>(max_keys_, 1));
+  KeyRecords& old = slot.records;
   for (std::size_t i = 0; i < old.capacity(); ++i) {
     if (old.key_at(i) == 0) {
       continue;
     }
     std::byte* record = old.record_at(i);
-    if (is_idle(record, slot.params.shape, now)) {
+    if (is_idle(key_ring_state_of(record), slot.params.shape, now)) {
       --size_;  // carries nothing: no need to keep it
       continue;
     }
-    carry_over(ring_of(fresh.insert(old.key_at(i)), shape), ring_of(record, slot.params.shape),
-               now);
+    carry_over(fresh.ring(fresh.insert(old.key_at(i))), old.ring(record), now);
   }
   slot.records = std::move(fresh);
   slot.cursor = 0;

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "gateway/core/clock.hpp"
-#include "gateway/core/record_table.hpp"
 #include "gateway/limiter/sliding_window.hpp"
 #include "gateway/store/eviction_sketch.hpp"
 #include "gateway/store/key_record.hpp"
+#include "gateway/store/key_records.hpp"
 
 namespace sluice::store {
 
@@ -69,7 +69,7 @@ class alignas(64) KeyShard {
   struct Slot {
     bool active = false;
     SlotParams params;
-    core::RecordTable records{kRecordHeaderBytes, 1};
+    KeyRecords records{RingShape{}, 1};
     std::unique_ptr<EvictionSketch> sketch;  ///< created on the first active eviction
     std::size_t cursor = 0;                  ///< where eviction sampling resumes
     core::TimePoint next_sweep{};            ///< no key can turn idle before this

@@ -6,7 +6,8 @@
 # targets measured in interleaved rounds of the same run are what to read.
 #
 # usage: tests/bench/peer_compare.sh [throughput] [pinned] [limits] [accesslog] [redis] [idle]
-#                                     [stream] [tls] [websocket] [h2]      (default: all ten)
+#                                     [stream] [tls] [websocket] [h2] [keys]
+#        (default: the first ten; `keys` runs only when named: it holds a million keys)
 #   throughput  wrk keep-alive load through every target, no CPU pinning, rounds interleaved
 #               (direct sluice-1 sluice-2 nginx-1 nginx-2 haproxy-1 haproxy-2, then again ...)
 #   pinned      the same for the 1-worker targets: proxy on cpu 0, wrk + backend on cpu 1
@@ -24,6 +25,13 @@
 #               backend); Redis commands per proxied request from INFO commandstats; and
 #               redis-benchmark running the same EVALSHA directly (on the proxy's cpu) as the
 #               ceiling
+#   keys        key cardinality, pinned like `limits`: for each count in KEY_COUNTS, a FRESH
+#               sluice-limits (60 buckets, store.max_keys twice the keys) and nginx-limit_req
+#               (its zone sized for the keys),
+#               driven by keys.lua over that many keys in ROUNDS interleaved rounds; req/s per
+#               round, then each one's RSS growth since it started over the keys it holds
+#               (sluice: sluice_ratelimit_tracked_keys; nginx, which does not say: the distinct
+#               keys sent in the last minute, as both forget a key 60 s after its last request)
 #   idle        RSS of sluice (and nginx) holding IDLE_CONNS idle keep-alive client connections
 #   stream      sluice's peak RSS growth while STREAM_BYTES stream down (/bytes) and up (/echo)
 #   tls         HTTPS, pinned like `pinned`, sluice-tls against nginx-tls (1 worker each, the same
@@ -54,6 +62,7 @@
 # Environment (defaults in brackets):
 #   ROUNDS [3]  DURATION [10s]  WARMUP [2s]  CONNECTIONS [64]  WRK_THREADS [1]  REQ_PATH [/ok]
 #   IDLE_CONNS [10000]  STREAM_BYTES [1073741824]  LIMIT_KEYS [10000]  WS_IDLE [1000]  WS_HOLD [5]
+#   KEY_COUNTS ["1 100000 1000000"]
 #   H2_IDLE [IDLE_CONNS]  PYTHON [/usr/bin/python3, else python3: runs idle_clients.py]
 #   BACKEND [auto]   nginx = nginx static (1 worker), demo = sluice-demo-backend --threads 1,
 #                    auto = nginx when installed, else demo (why: docs/benchmarks.md)
@@ -82,6 +91,7 @@ readonly REQ_PATH=${REQ_PATH:-/ok}
 readonly IDLE_CONNS=${IDLE_CONNS:-10000}
 readonly STREAM_BYTES=${STREAM_BYTES:-1073741824}
 readonly LIMIT_KEYS=${LIMIT_KEYS:-10000}
+readonly KEY_COUNTS=${KEY_COUNTS:-1 100000 1000000}
 readonly WS_IDLE=${WS_IDLE:-1000}
 readonly WS_HOLD=${WS_HOLD:-5}
 readonly H2_IDLE=${H2_IDLE:-$IDLE_CONNS}
@@ -464,7 +474,7 @@ start_sluice() {
   render "$PEERS_DIR/$template" "$config" "THREADS=$threads" "BACKEND_PORT=$BACKEND_PORT" \
     "MAX_CONNECTIONS=$((MAX_IDLE + 10000))" "MAX_BODY_BYTES=$((2 * STREAM_BYTES))" \
     "TIMEOUT_MS=$timeout_ms" "REDIS_PORT=${REDIS_PORT:-0}" "ACCESS_LOG=$access_log" \
-    "CERT_DIR=${CERT_DIR:-}"
+    "CERT_DIR=${CERT_DIR:-}" "MAX_KEYS=${SLUICE_MAX_KEYS:-1000000}"
   if ! "$SLUICE_BIN" --check --config "$config" >"$LOGDIR/$name.check.log" 2>&1; then
     warn "sluice rejects $config:"
     sed 's/^/    | /' "$LOGDIR/$name.check.log" >&2
@@ -505,7 +515,7 @@ start_nginx() {
     "WORKERS=$workers" "BACKEND_PORT=$BACKEND_PORT" "FD_LIMIT=$FD_LIMIT" \
     "WORKER_CONNECTIONS=$((FD_LIMIT - 64))" "USER_DIRECTIVE=$(nginx_user_directive)" \
     "RATE=$NGINX_LIMIT_RATE" "BURST=$((10 * CONNECTIONS))" "ACCESS_LOG=$access_log" \
-    "CERT_DIR=${CERT_DIR:-}"
+    "CERT_DIR=${CERT_DIR:-}" "ZONE_MB=${NGINX_ZONE_MB:-10}"
   if ! nginx -t -q -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" >"$LOGDIR/$name.check.log" 2>&1; then
     warn "nginx rejects $dir/nginx.conf:"
     sed 's/^/    | /' "$LOGDIR/$name.check.log" >&2
@@ -1417,6 +1427,112 @@ label_of_h2() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Key cardinality.
+
+# keys_requests FILE: how many requests a wrk output counts (0 if none).
+keys_requests() {
+  local rps p50 p99 requests rest
+  read -r rps p50 p99 requests rest < <(wrk_parse "$1")
+  [[ $requests =~ ^[0-9]+$ ]] && echo "$requests" || echo 0
+}
+
+# keys_recent SPANS NOW: requests sent within the 60 s before NOW, from SPANS (lines "start end
+# requests", epoch seconds), a straddling span counted in proportion. keys.lua visits every key
+# once per lap, so that is how many distinct keys were sent in the last minute, capped by the
+# keys: what a limiter that forgets keys idle for 60 s holds (nginx's limit_req frees a node 60 s
+# after its last request; sluice's 60 s window does the same, and says how many it holds).
+keys_recent() {
+  awk -v now="$2" '{ from = ($1 > now - 60) ? $1 : now - 60
+                     if ($2 > from && $2 > $1) n += $3 * ($2 - from) / ($2 - $1) }
+                   END { printf "%d\n", n }' <<<"$1"
+}
+
+# keys_phase: per count in KEY_COUNTS, fresh sluice-limits and nginx-limit_req on cpu 0, wrk
+# (keys.lua) and the backend on cpu 1; ROUNDS interleaved rounds; then RSS growth per key.
+keys_phase() {
+  local keys t round started t0 n
+  local -A rss0 sent spans
+  log "=== KEYS: key cardinality ($KEY_COUNTS keys), a fresh sluice-limits and nginx-limit_req" \
+    "per count, pinned like PINNED ==="
+  meta key_counts "$KEY_COUNTS"
+  for keys in $KEY_COUNTS; do
+    local variant=keys-$keys proxy_cpus=0 other_cpus=1
+    if ! pinning_available; then
+      warn "cannot pin to cpus 0 and 1: running $variant unpinned"
+      proxy_cpus="" other_cpus=""
+    fi
+    meta "$variant.pinning" "${proxy_cpus:+proxy on cpu 0; wrk and the backend on cpu 1}"
+    WRK_SCRIPT=(-s "$PEERS_DIR/keys.lua") WRK_SCRIPT_ARGS=(-- "$keys") WRK_SCHEME=http
+    WRK_HEADERS=()
+    enter_phase "$variant"
+    pin_cmd "$other_cpus"
+    WRK_PIN=("${PIN[@]}")
+    start_backend backend "$other_cpus"
+    # Each sized for the keys: nginx's zone at 256 bytes per key (its nodes take about 130), at
+    # least the usual 10 MB; sluice's store.max_keys at twice the keys, at least its default.
+    NGINX_ZONE_MB=$(((keys * 256 + 1048575) / 1048576))
+    ((NGINX_ZONE_MB >= 10)) || NGINX_ZONE_MB=10
+    SLUICE_MAX_KEYS=$((2 * keys > 1000000 ? 2 * keys : 1000000))
+    started=()
+    for t in sluice-limits nginx-limit_req; do
+      [[ -z $TARGETS || " $TARGETS " == *" $t "* ]] || continue
+      if start_target "$t" "$proxy_cpus"; then
+        started+=("$t")
+        sleep 0.5
+        rss0[$t]=$(rss_kb "${TARGET_PID[$t]}")
+        sent[$t]=0
+      else
+        warn "skipping $t: $SKIP_REASON"
+        meta "$variant.skipped.$t" "$SKIP_REASON"
+      fi
+    done
+    unset NGINX_ZONE_MB SLUICE_MAX_KEYS
+    TARGET_DEAD=()
+    for t in "${started[@]}"; do
+      log "warm-up $t ($WARMUP)"
+      t0=$EPOCHREALTIME
+      wrk_run "$WARMUP" "$t" >"$LOGDIR/warmup-$t.txt" 2>&1 ||
+        warn "wrk exited non-zero warming up $t (see $LOGDIR/warmup-$t.txt)"
+      n=$(keys_requests "$LOGDIR/warmup-$t.txt")
+      sent[$t]=$((sent[$t] + n))
+      spans[$t]+="$t0 $EPOCHREALTIME $n"$'\n'
+    done
+    for ((round = 1; round <= ROUNDS; round++)); do
+      for t in "${started[@]}"; do
+        backend_alive || break 2
+        [[ -z ${TARGET_DEAD[$t]:-} ]] || continue
+        t0=$EPOCHREALTIME
+        measure "$variant" "$t" "$round"
+        n=$(tail -n 1 "$OUT_DIR/raw.tsv" | cut -f7)
+        sent[$t]=$((sent[$t] + n))
+        spans[$t]+="$t0 $EPOCHREALTIME $n"$'\n'
+      done
+    done
+    for t in "${started[@]}"; do
+      [[ -z ${TARGET_DEAD[$t]:-} ]] || continue
+      local rss1 held recent
+      rss1=$(rss_kb "${TARGET_PID[$t]}")
+      recent=$(keys_recent "${spans[$t]}" "$EPOCHREALTIME")
+      ((recent < keys)) || recent=$keys
+      held=$recent
+      if [[ $t == sluice-limits ]]; then
+        held=$(tracked_keys "$t")
+        [[ $held =~ ^[0-9]+$ ]] || held=$recent
+      fi
+      record "$variant" "$t" keys_sent_last_minute "$recent"
+      record "$variant" "$t" keys "$keys"
+      record "$variant" "$t" requests "${sent[$t]}"
+      record "$variant" "$t" keys_held "$held"
+      record "$variant" "$t" rss_start_kb "${rss0[$t]}"
+      record "$variant" "$t" rss_end_kb "$rss1"
+      log "$(printf '%-11s %-16s RSS %s -> %s KiB, %s keys held (%s requests sent)' \
+        "$variant" "$t" "${rss0[$t]}" "$rss1" "$held" "${sent[$t]}")"
+    done
+    stop_all
+  done
+}
+
+# ---------------------------------------------------------------------------------------------
 
 main() {
   local sections=("$@") s
@@ -1424,13 +1540,15 @@ main() {
     sections=(throughput pinned limits accesslog redis idle stream tls websocket h2)
   for s in "${sections[@]}"; do
     case $s in
-      throughput | pinned | limits | accesslog | redis | idle | stream | tls | h2) ;;
+      throughput | pinned | limits | accesslog | redis | idle | stream | tls | h2 | keys) ;;
       websocket) NEED_WS_LOAD=1 ;;
       *) die "unknown section '$s' (throughput, pinned, limits, accesslog, redis, idle, stream," \
-        "tls, websocket, h2)" ;;
+        "tls, websocket, h2, keys)" ;;
     esac
   done
   [[ $LIMIT_KEYS =~ ^[1-9][0-9]*$ ]] || die "LIMIT_KEYS must be a positive integer"
+  [[ $KEY_COUNTS =~ ^[1-9][0-9]*( [1-9][0-9]*)*$ ]] ||
+    die "KEY_COUNTS must be positive integers separated by single spaces"
   [[ $WS_IDLE =~ ^[1-9][0-9]*$ ]] || die "WS_IDLE must be a positive integer"
   [[ $H2_IDLE =~ ^[1-9][0-9]*$ ]] || die "H2_IDLE must be a positive integer"
   if [[ ! $WS_HOLD =~ ^[0-9]+$ ]] || ((WS_HOLD < 3)); then
@@ -1479,6 +1597,7 @@ main() {
       tls) tls_phase ;;
       websocket) websocket_phase ;;
       h2) h2_phase ;;
+      keys) keys_phase ;;
     esac
   done
 

@@ -100,6 +100,10 @@ CPU_STRETCH = 0.8  # the stretch goal for proxy CPU per request against nginx
 ACCESSLOG_OURS, ACCESSLOG_PEER = "sluice-log", "nginx-log"
 ACCESSLOG_MIN_RPS_RATIO = 0.9
 METRICS = ("rps", "p50_us", "p99_us", "cpu_us_per_req", "backend_cpu_us_per_req")
+# The `keys` section (limits at scale): RSS per key held, and req/s against nginx's limit_req.
+KEYS_OURS, KEYS_PEER = "sluice-limits", "nginx-limit_req"
+KEYS_MAX_BYTES_PER_KEY = 150  # at 60 buckets, over a million keys
+KEYS_MIN_RPS_RATIO = 1.0  # at a million keys
 
 
 def read_tsv(path: Path) -> list:
@@ -402,9 +406,13 @@ def throughput_tables(summary: dict, meta: dict, raw: list) -> list:
         targets = summary.get(variant, {})
         notes = target_notes(meta, variant)
         title = VARIANTS.get(variant, variant).format(keys=meta.get("limit_keys", "?"))
+        if variant.startswith("keys-"):
+            title = (f"KEYS: a per-key limit, X-API-Key over {int(variant[5:]):,} keys, fresh "
+                     "processes, pinned like PINNED")
         lines.append(f"### {title}")
         lines.append("")
-        script = " -s keys.lua" if variant in ("limits", "redis") else ""
+        script = (" -s keys.lua" if variant in ("limits", "redis") or variant.startswith("keys-")
+                  else "")
         if variant in H2_VARIANTS:
             lines.append(f"{meta.get('h2_load', 'h2load')} GET {meta.get('path', '/ok')} "
                          f"({meta.get('h2_version', '?')}; one unmeasured {meta.get('warmup', '?')} "
@@ -482,7 +490,8 @@ def throughput_tables(summary: dict, meta: dict, raw: list) -> list:
                 lines.append(f"sluice-tls / nginx-tls: req/s "
                              f"{with_goal(r['rps'], r['met'], TLS_MIN_RPS_RATIO, True)}, p99 "
                              f"{fmt(r['p99'], 2)}, proxy CPU per request {fmt(r['cpu'], 2)}.")
-        pairs = ratios(targets) if variant not in NO_PLAIN_RATIOS else []
+        plain = variant not in NO_PLAIN_RATIOS and not variant.startswith("keys-")
+        pairs = ratios(targets) if plain else []
         if pairs:
             lines.append("")
             lines.append("Ratios at equal workers (req/s > 1: sluice faster; p99 and CPU < 1: "
@@ -750,6 +759,60 @@ def memory_tables(memory: list) -> tuple:
     return lines, data
 
 
+def keys_figures(throughput: dict, memory: dict) -> dict:
+    """Per key count of the `keys` section: req/s medians and RSS growth per key held."""
+    figures = {}
+    for test in sorted((t for t in memory if t.startswith("keys-")),
+                       key=lambda t: int(t.split("-", 1)[1])):
+        per = {}
+        for target, m in memory[test].items():
+            start, end = number(m.get("rss_start_kb")), number(m.get("rss_end_kb"))
+            held = number(m.get("keys_held"))
+            growth = (end - start) * 1024 if start is not None and end is not None else None
+            per[target] = {
+                "keys_held": held,
+                "rss_growth_bytes": growth,
+                "bytes_per_key": growth / held if growth is not None and held else None,
+                "rps": throughput.get(test, {}).get(target, {}).get("rps"),
+            }
+        ours, peer = per.get(KEYS_OURS, {}), per.get(KEYS_PEER, {})
+        if ours.get("rps") and peer.get("rps"):
+            per["rps_ratio"] = ours["rps"] / peer["rps"]
+        figures[test] = per
+    return figures
+
+
+def keys_lines(figures: dict) -> list:
+    if not figures:
+        return []
+    lines = ["### Key cardinality (the `keys` section: fresh processes per count; RSS growth "
+             "since start over the keys held)", "",
+             "| keys | proxy | keys held | req/s (median) | RSS growth | per key held | "
+             "target |", "| ---: | --- | ---: | ---: | ---: | ---: | --- |"]
+    for test, per in figures.items():
+        count = int(test.split("-", 1)[1])
+        for target in (KEYS_OURS, KEYS_PEER):
+            f = per.get(target)
+            if not f:
+                continue
+            goal = "(reference)"
+            if target == KEYS_OURS and count >= 1_000_000:
+                b, r = f["bytes_per_key"], per.get("rps_ratio")
+                goal = (f"≤ {KEYS_MAX_BYTES_PER_KEY} B/key: "
+                        + ("?" if b is None else "met" if b <= KEYS_MAX_BYTES_PER_KEY
+                           else "**missed**")
+                        + f"; req/s ≥ {KEYS_MIN_RPS_RATIO:g}x nginx: {fmt(r, 2)}x "
+                        + ("" if r is None else "met" if r >= KEYS_MIN_RPS_RATIO
+                           else "**missed**"))
+            growth = f["rss_growth_bytes"]
+            lines.append(
+                f"| {count:,} | {LABELS.get(target, target)} | {fmt(f['keys_held'])} | "
+                f"{fmt(f['rps'])} | {fmt(None if growth is None else growth / 1048576, 1, ' MB')}"
+                f" | {fmt(f['bytes_per_key'], 0, ' B')} | {goal} |")
+    lines.append("")
+    return lines
+
+
 def h2_summary(throughput: dict, memory: dict):
     """Per h2 variant sluice-h2 / nginx-h2; the idle h2 connections."""
     variants = {v: h2_ratio(throughput[v]) or None for v in H2_VARIANTS if v in throughput}
@@ -773,13 +836,15 @@ def main() -> int:
     lines += throughput_tables(throughput, meta, raw)
     lines += websocket_tables(throughput, meta)
     lines += mem_lines
+    keys = keys_figures(throughput, memory)
+    lines += keys_lines(keys)
     text = "\n".join(lines)
     (out_dir / "summary.md").write_text(text + "\n")
     summary = {
         "meta": meta,
         "throughput": throughput,
         "ratios": {variant: ratios(targets) for variant, targets in throughput.items()
-                   if variant not in NO_PLAIN_RATIOS},
+                   if variant not in NO_PLAIN_RATIOS and not variant.startswith("keys-")},
         "tls": {variant: tls_ratio(throughput.get(variant, {})) for variant in ("tls", "tlsnew")
                 if variant in throughput},
         "limits": (limits_comparison(throughput.get("limits", {}), raw)
@@ -788,6 +853,7 @@ def main() -> int:
                   if "redis" in throughput else None),
         "websocket": websocket_summary(throughput, meta, memory),
         "h2": h2_summary(throughput, memory),
+        "keys": keys or None,
         "memory": memory,
         "raw": raw,
     }

@@ -28,19 +28,32 @@ void PrintTo(const Shape& s, std::ostream* os) {  // NOLINT(readability-identifi
       << s.buckets << "x" << s.limit;
 }
 
-/// Runs `arrivals` (sorted) through one key's ring; returns the admission times.
+/// Runs `arrivals` (sorted) through one key's ring, dense and sparse side by side (the memory
+/// store keeps keys sparse): the two must decide alike. Returns the admission times.
 std::vector<core::TimePoint> admitted_times(const Shape& shape,
                                             const std::vector<core::TimePoint>& arrivals) {
   std::vector<std::uint32_t> slots(shape.buckets);
   core::RingState<std::uint32_t> state;
   CountRing ring(state, slots, shape.window / shape.buckets);
   ring.reset(arrivals.front());
+  SparseRingState sparse_state{};
+  std::size_t block_bytes = 0;
+  SparseCountRing sparse(sparse_state, shape.buckets, shape.window / shape.buckets, &block_bytes);
+  sparse.reset(arrivals.front());
   std::vector<core::TimePoint> admitted;
+  std::size_t differences = 0;
   for (const core::TimePoint t : arrivals) {
-    if (decide(ring, shape.limit, t).allowed) {
+    const LimitDecision d = decide(ring, shape.limit, t);
+    const LimitDecision s = decide(sparse, shape.limit, t);
+    differences += d.allowed != s.allowed || d.remaining != s.remaining || d.reset != s.reset ||
+                   d.retry_after != s.retry_after;
+    if (d.allowed) {
       admitted.push_back(t);
     }
   }
+  EXPECT_EQ(differences, 0U);
+  sparse.release();
+  EXPECT_EQ(block_bytes, 0U);
   return admitted;
 }
 

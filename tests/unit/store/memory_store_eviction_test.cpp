@@ -116,6 +116,44 @@ TEST(MemoryStoreEvictionTest, AnEvictedActiveKeyDoesNotComeBackToAFreshAllowance
   EXPECT_TRUE(store.decide_now(id, "heavy").allowed);
 }
 
+TEST(MemoryStoreEvictionTest, AKeyEvictedWithManyBucketsComesBackWithEachOfThem) {
+  // "heavy" is counted in 8 of 10 buckets (more than fit inline: its ring is a block); the
+  // sketch must give back every bucket, so its allowance returns one bucket at a time.
+  testing::ManualClock clock;
+  MemoryStore store(clock, {.max_keys = 10, .shards = 1}, fixed_hash());
+  const PolicyId id = store.apply(make_policy("standard", 8));
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(store.decide_now(id, "heavy").allowed);
+    clock.advance(100ms);
+  }
+  for (int i = 0; i < 10; ++i) {
+    store.decide_now(id, user(i));  // the 10th new key evicts "heavy"
+  }
+  ASSERT_EQ(store.stats().evicted_active, 1U);
+  EXPECT_EQ(store.inspect_now(id, "heavy").count, 8U) << "the sketch remembers";
+  EXPECT_FALSE(store.decide_now(id, "heavy").allowed);
+  clock.advance(200ms);  // the first bucket leaves: exactly one request fits again
+  EXPECT_TRUE(store.decide_now(id, "heavy").allowed);
+  EXPECT_FALSE(store.decide_now(id, "heavy").allowed);
+}
+
+TEST(MemoryStoreEvictionTest, TheSketchCostsFortyBytesPerRing) {
+  testing::ManualClock clock;
+  MemoryStore store(clock, {.max_keys = 1000, .shards = 1}, fixed_hash());
+  limiter::Policy wide = make_policy("wide", 5);
+  wide.window = 3600000ms;
+  wide.buckets = 3600;
+  const PolicyId id = store.apply(wide);
+  for (int i = 0; i < 1000; ++i) {
+    store.decide_now(id, user(i));
+  }
+  const std::size_t before = store.stats().memory_bytes;
+  clock.advance(1s);
+  store.decide_now(id, "one more");  // evicts an active key: the sketch appears
+  ASSERT_EQ(store.stats().evicted_active, 1U);
+  EXPECT_EQ(store.stats().memory_bytes, before + 1000 * 40);
+}
+
 TEST(MemoryStoreEvictionTest, PoliciesShareTheCap) {
   testing::ManualClock clock;
   MemoryStore store(clock, {.max_keys = 100, .shards = 1}, fixed_hash());

@@ -165,6 +165,28 @@ TEST_F(MemoryStoreTest, ReportsTrackedKeysAndMemory) {
   EXPECT_EQ(stats.evicted_idle + stats.evicted_active, 0U);
 }
 
+TEST_F(MemoryStoreTest, KeyMemoryDoesNotGrowWithTheBucketCount) {
+  // docs/architecture.md "Sparse key state": a key with requests in a few buckets costs the
+  // same at 10 or 3600 buckets; only keys with many counted buckets hold more.
+  MemoryStore wide(clock_, MemoryStore::Options{.max_keys = 10000, .shards = 1});
+  MemoryStore narrow(clock_, MemoryStore::Options{.max_keys = 10000, .shards = 1});
+  const PolicyId w = wide.apply(make_policy("wide", 100, 3600000ms, 3600));
+  const PolicyId n = narrow.apply(make_policy("narrow", 100, 10000ms, 10));
+  for (int i = 0; i < 1000; ++i) {
+    wide.decide_now(w, "user-" + std::to_string(i));
+    narrow.decide_now(n, "user-" + std::to_string(i));
+  }
+  EXPECT_EQ(wide.stats().memory_bytes, narrow.stats().memory_bytes);
+  // One key busy in 20 buckets moves its pairs to a list of 32 (4 bytes each, and a header).
+  for (int second = 0; second < 20; ++second) {
+    wide.decide_now(w, "busy");
+    clock_.advance(1s);
+  }
+  const std::size_t before = narrow.stats().memory_bytes;
+  EXPECT_EQ(wide.stats().memory_bytes, before + limiter::SparseCountRing::list_bytes_for(32));
+  EXPECT_EQ(wide.inspect_now(w, "busy").count, 20U);
+}
+
 TEST(MemoryStoreOptionsTest, RejectsImpossibleOptions) {
   testing::ManualClock clock;
   EXPECT_THROW(MemoryStore(clock, {.max_keys = 0, .shards = 0}), std::invalid_argument);
