@@ -26,7 +26,7 @@ constexpr Target kTargets[] = {
     {"proxy_header", proxy_header},       {"config_text", config_text},
     {"admin_request", admin_request},     {"redis_reply", redis_reply},
     {"access_log_line", access_log_line}, {"request_differential", request_differential},
-    {"jose_token", jose_token},
+    {"jose_token", jose_token},           {"sliding_window", sliding_window},
 };
 
 /// The files of `dir` (none when it does not exist), in name order.

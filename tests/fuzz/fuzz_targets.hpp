@@ -44,6 +44,9 @@ int request_differential(Input input);
 /// Bearer tokens and JSON Web Key Sets (gateway/auth): base64url's one spelling, the keys a set
 /// keeps, a token verified against fixed keys and a secret, the token cache's answer.
 int jose_token(Input input);
+/// The sliding window's sparse per-key ring against the dense ring (gateway/limiter): the same
+/// decisions, counts and inspections for any shape, limits and clock samples.
+int sliding_window(Input input);
 
 /// Turns logging off: a target's inputs are mostly errors, each logged otherwise.
 void quiet_logs();

@@ -334,6 +334,28 @@ def jose_tokens():
         write("jose_token", name, value)
 
 
+def sliding_windows():
+    # Bytes: buckets (2), width in µs - 1 (1), limit (2), then (op, arg) pairs; ops mod 6 are
+    # step, long gap, past sample, new limit, inspect, burst (tests/fuzz/sliding_window_fuzz.cpp).
+    def shape(buckets, width_us, limit):
+        return bytes([buckets >> 8, buckets & 255, width_us - 1, limit >> 8, limit & 255])
+
+    steady = bytes(b for i in range(60) for b in (5, 40, 0, 16))  # bursts, a bucket apart
+    seeds = {
+        "sixty_buckets_steady": shape(60, 100, 100) + steady,
+        "many_buckets_list_then_block": shape(600, 10, 2000) + bytes(
+            b for i in range(200) for b in (5, 3, 0, 16 + i % 7)),
+        "ten_buckets_past_samples": shape(10, 50, 20) + bytes(
+            b for i in range(50) for b in (5, 9, 2, 40, 0, 8, 4, 0)),
+        "one_bucket": shape(1, 200, 5) + bytes([5, 10, 1, 70, 5, 10, 4, 0]),
+        "limit_changes_and_gaps": shape(3600, 1, 50) + bytes(
+            b for i in range(40) for b in (3, i, 5, 60, 1, 20, 0, 200)),
+        "huge_counts": shape(4, 255, 65535) + bytes([3, 255] + [5, 63] * 40 + [0, 16, 4, 0]),
+    }
+    for name, value in seeds.items():
+        write("sliding_window", name, value)
+
+
 if __name__ == "__main__":
     request_heads()
     request_differentials()
@@ -346,3 +368,4 @@ if __name__ == "__main__":
     redis_replies()
     access_log_lines()
     jose_tokens()
+    sliding_windows()

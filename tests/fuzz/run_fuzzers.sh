@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 readonly SECONDS_EACH=${1:?usage: run_fuzzers.sh SECONDS [TARGET...]}
 shift
 readonly ALL_TARGETS=(request_head response_head chunked_body http2_frames proxy_header config_text
-  admin_request redis_reply access_log_line request_differential jose_token)
+  admin_request redis_reply access_log_line request_differential jose_token sliding_window)
 targets=("$@")
 ((${#targets[@]} > 0)) || targets=("${ALL_TARGETS[@]}")
 readonly BIN=build/asan/bin
@@ -30,6 +30,7 @@ dictionary_of() {
     config_text | admin_request | jose_token) echo tests/fuzz/dict/json.dict ;;
     redis_reply) echo tests/fuzz/dict/resp.dict ;;
     access_log_line) echo tests/fuzz/dict/access_log.dict ;;
+    sliding_window) echo "" ;;  # binary operations: no dictionary
     *) echo "unknown fuzz target: $1" >&2; return 1 ;;
   esac
 }
@@ -44,7 +45,7 @@ run_one() {
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$BIN/fuzz_$target" "$OUT/corpus/$target" "tests/fuzz/corpus/$target" \
-    -dict="$dict" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+    ${dict:+-dict="$dict"} -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
     -max_len=8192 -print_final_stats=1 -artifact_prefix="$OUT/findings/$target/" \
     ${FUZZ_SEED:+-seed="$FUZZ_SEED"} \
     >"$OUT/logs/$target.log" 2>&1
