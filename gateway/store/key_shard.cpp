@@ -31,7 +31,7 @@ KeyShard::Slot* KeyShard::active_slot(std::uint32_t slot) {
 }
 
 limiter::LimitDecision KeyShard::decide(std::uint32_t slot, std::uint64_t key,
-                                        const core::Clock& clock) {
+                                        const core::Clock& clock, std::uint32_t held_elsewhere) {
   std::lock_guard lock(mutex_);
   Slot* s = active_slot(slot);
   if (s == nullptr) {
@@ -48,7 +48,14 @@ limiter::LimitDecision KeyShard::decide(std::uint32_t slot, std::uint64_t key,
   if (record == nullptr) {
     record = track_new_key(*s, key, now);
   }
-  return limiter::decide(s->records.ring(record), limit, now);
+  if (held_elsewhere == 0) {
+    return limiter::decide(s->records.ring(record), limit, now);
+  }
+  // Admitted iff own + elsewhere < limit; `remaining` follows from the reduced limit as well.
+  limiter::LimitDecision d = limiter::decide(
+      s->records.ring(record), limit > held_elsewhere ? limit - held_elsewhere : 0, now);
+  d.limit = limit;
+  return d;
 }
 
 limiter::KeyState KeyShard::inspect(std::uint32_t slot, std::uint64_t key,

@@ -50,8 +50,11 @@ class alignas(64) KeyShard {
   explicit KeyShard(std::size_t max_keys) : max_keys_(max_keys) {}
 
   /// Decides one request of `key` under policy slot `slot` (docs/behaviour.md "Limits") and counts
-  /// it if admitted. A slot that was never configured or was removed admits.
-  limiter::LimitDecision decide(std::uint32_t slot, std::uint64_t key, const core::Clock& clock);
+  /// it if admitted. A slot that was never configured or was removed admits. `held_elsewhere`
+  /// requests counted outside this store (other replicas, `store.mode: "hybrid"`) take their part
+  /// of the limit first; the decision still reports the whole limit.
+  limiter::LimitDecision decide(std::uint32_t slot, std::uint64_t key, const core::Clock& clock,
+                                std::uint32_t held_elsewhere = 0);
   /// The key's state as the next decision would see it.
   limiter::KeyState inspect(std::uint32_t slot, std::uint64_t key, const core::Clock& clock);
   /// Installs or updates a policy slot; a new shape carries every key's counts over.

@@ -65,10 +65,11 @@ class MemoryStore final : public LimitStore {
                      InspectCompletion completion) override;
   [[nodiscard]] std::size_t tracked_keys(PolicyId policy) const override;
 
-  /// The synchronous core of async_decide.
-  limiter::LimitDecision decide_now(PolicyId policy, std::string_view key) {
+  /// The synchronous core of async_decide. `held_elsewhere`: see KeyShard::decide.
+  limiter::LimitDecision decide_now(PolicyId policy, std::string_view key,
+                                    std::uint32_t held_elsewhere = 0) {
     const std::uint64_t h = hash_key(key);
-    return shard_for(h).decide(policy.index, h, clock_);
+    return shard_for(h).decide(policy.index, h, clock_, held_elsewhere);
   }
   /// The synchronous core of async_inspect.
   limiter::KeyState inspect_now(PolicyId policy, std::string_view key) {

@@ -59,6 +59,22 @@ TEST_F(MemoryStoreTest, CountsPoliciesApartForTheSameKey) {
   EXPECT_EQ(admitted(login, "alice", 5), 2);
 }
 
+TEST_F(MemoryStoreTest, RequestsHeldElsewhereTakeTheirPartOfTheLimitFirst) {
+  // Hybrid mode: 3 of alice's 5 are counted by other replicas.
+  const auto first = store_.decide_now(standard_, "alice", 3);
+  EXPECT_TRUE(first.allowed);
+  EXPECT_EQ(first.limit, 5U);  // the whole limit is reported
+  EXPECT_EQ(first.remaining, 1U);
+  EXPECT_TRUE(store_.decide_now(standard_, "alice", 3).allowed);
+  const auto denied = store_.decide_now(standard_, "alice", 3);
+  EXPECT_FALSE(denied.allowed);
+  EXPECT_EQ(denied.limit, 5U);
+  EXPECT_EQ(denied.remaining, 0U);
+  EXPECT_FALSE(store_.decide_now(standard_, "bob", 5).allowed);  // all held elsewhere
+  EXPECT_FALSE(store_.decide_now(standard_, "bob", 9).allowed);  // more than the limit
+  EXPECT_EQ(admitted(standard_, "alice", 5), 3) << "alice's own two are still counted";
+}
+
 TEST_F(MemoryStoreTest, WindowSlides) {
   EXPECT_EQ(admitted(standard_, "alice", 3), 3);
   clock_.advance(500ms);
