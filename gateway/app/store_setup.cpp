@@ -58,6 +58,9 @@ StoreSetup make_store(const config::StoreConfig& config, const core::Clock& cloc
   options.timeout = config.redis.timeout;
   options.on_error = on_error_of(config.redis.on_error);
   options.max_keys = config.max_keys;
+  options.mode = config.redis.mode == config::StoreMode::kHybrid ? store::RedisStore::Mode::kHybrid
+                                                                 : store::RedisStore::Mode::kExact;
+  options.sync = config.redis.sync;
   if (config.redis.password_env) {
     const char* password = std::getenv(config.redis.password_env->c_str());  // NOLINT
     if (password == nullptr || *password == '\0') {
@@ -73,7 +76,18 @@ StoreSetup make_store(const config::StoreConfig& config, const core::Clock& cloc
             operations[static_cast<std::size_t>(outcome)]->Increment();
           },
       .fallback = [&fallback](bool active) { fallback.Set(active ? 1 : 0); },
+      .sync = {},
   };
+  if (options.mode == store::RedisStore::Mode::kHybrid) {
+    // Only a hybrid store has these series: an exact one never syncs.
+    observer.sync = [&histogram = metrics.store_sync(name),
+                     &errors = metrics.store_sync_errors(name)](double seconds, bool ok) {
+      histogram.Observe(seconds);
+      if (!ok) {
+        errors.Increment();
+      }
+    };
+  }
   auto redis = std::make_unique<store::RedisStore>(clock, random, std::move(options),
                                                    std::move(observer), log::get("store"));
   setup.store = std::move(redis);

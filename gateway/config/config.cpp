@@ -61,6 +61,10 @@ std::string_view to_string(OnError on_error) {
   return "unknown";
 }
 
+std::string_view to_string(StoreMode mode) {
+  return mode == StoreMode::kHybrid ? "hybrid" : "exact";
+}
+
 std::string_view to_string(RequestIdPolicy policy) {
   switch (policy) {
     case RequestIdPolicy::kPreserve:

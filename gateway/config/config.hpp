@@ -26,6 +26,9 @@ enum class StoreType { kMemory, kRedis };
 /// What the limiter does while Redis is unreachable or slow (docs/behaviour.md "Configuration",
 /// `on_error`).
 enum class OnError { kLocal, kLocalShare, kAllow, kDeny };
+/// How the Redis store decides (docs/distributed.md): every decision in Redis (`exact`), or
+/// locally with per-key deltas exchanged every `sync_ms` (`hybrid`).
+enum class StoreMode { kExact, kHybrid };
 /// Whose X-Request-Id a request keeps (docs/behaviour.md "Request ids", `http.request_id`).
 enum class RequestIdPolicy { kPreserve, kTrusted, kReplace };
 
@@ -33,6 +36,7 @@ enum class RequestIdPolicy { kPreserve, kTrusted, kReplace };
 std::string_view to_string(LimitMode mode);
 std::string_view to_string(StoreType type);
 std::string_view to_string(OnError on_error);
+std::string_view to_string(StoreMode mode);
 std::string_view to_string(RequestIdPolicy policy);
 
 struct AdminConfig {
@@ -89,6 +93,8 @@ struct RedisConfig {
   std::optional<std::string> password_env;  // name of the env var holding the password
   std::chrono::milliseconds timeout{50};
   OnError on_error = OnError::kLocalShare;
+  StoreMode mode = StoreMode::kExact;
+  std::chrono::milliseconds sync{100};  // `sync_ms`: hybrid mode's exchange period
 
   bool operator==(const RedisConfig&) const = default;
 };

@@ -46,6 +46,8 @@ json store_json(const StoreConfig& store) {
     out["password_env"] = optional_string(store.redis.password_env);
     out["timeout_ms"] = store.redis.timeout.count();
     out["on_error"] = to_string(store.redis.on_error);
+    out["mode"] = to_string(store.redis.mode);
+    out["sync_ms"] = store.redis.sync.count();
   }
   return out;
 }

@@ -24,8 +24,9 @@ constexpr std::array kRequestIdPolicies{RequestIdPolicy::kPreserve, RequestIdPol
 constexpr std::array kCertNames{IdentitySource::CertName::kSubjectCn,
                                 IdentitySource::CertName::kSanDns,
                                 IdentitySource::CertName::kSanUri};
-constexpr std::array<std::string_view, 5> kRedisOnlyFields{"host", "port", "password_env",
-                                                           "timeout_ms", "on_error"};
+constexpr std::array kStoreModes{StoreMode::kExact, StoreMode::kHybrid};
+constexpr std::array<std::string_view, 7> kRedisOnlyFields{
+    "host", "port", "password_env", "timeout_ms", "on_error", "mode", "sync_ms"};
 constexpr std::string_view kEnvNameMessage =
     "must be an environment variable name (letters, digits and _, not starting with a digit)";
 
@@ -131,6 +132,8 @@ RedisConfig parse_redis(ObjectReader& reader) {
   redis.password_env = read_env_name(reader, "password_env");
   redis.timeout = reader.duration_ms("timeout_ms", 1, 60000).value_or(redis.timeout);
   redis.on_error = reader.enumeration("on_error", kOnErrors).value_or(redis.on_error);
+  redis.mode = reader.enumeration("mode", kStoreModes).value_or(redis.mode);
+  redis.sync = reader.duration_ms("sync_ms", 2, 60000).value_or(redis.sync);
   return redis;
 }
 

@@ -125,6 +125,10 @@ Metrics::Metrics(std::string_view version) : registry_(std::make_shared<promethe
                              "Limit store operations, by store and result.", r);
   store_fallback_ = &build(BuildGauge(), "sluice_store_fallback_active",
                            "1 while the limit store's on_error fallback is in force.", r);
+  store_sync_ = &build(BuildHistogram(), "sluice_store_sync_seconds",
+                       "Hybrid mode: one thread's exchange of per-key deltas with the store.", r);
+  store_sync_errors_ = &build(BuildCounter(), "sluice_store_sync_errors_total",
+                              "Hybrid mode: exchanges with the store that failed.", r);
   auth_ = &build(BuildCounter(), "sluice_auth_total",
                  "Credential checks, by route, method (jwt, api_key, none) and result.", r);
   jwks_refreshes_ = &build(BuildCounter(), "sluice_jwks_refreshes_total",
@@ -345,6 +349,14 @@ prometheus::Counter& Metrics::store_operation(std::string_view store, std::strin
 
 prometheus::Gauge& Metrics::store_fallback(std::string_view store) {
   return store_fallback_->Add({{"store", std::string(store)}});
+}
+
+prometheus::Histogram& Metrics::store_sync(std::string_view store) {
+  return store_sync_->Add({{"store", std::string(store)}}, latency_buckets());
+}
+
+prometheus::Counter& Metrics::store_sync_errors(std::string_view store) {
+  return store_sync_errors_->Add({{"store", std::string(store)}});
 }
 
 prometheus::Counter& Metrics::tls_handshakes(std::string_view listener, std::string_view result) {

@@ -164,6 +164,10 @@ class Metrics {
   /// `sluice_store_operations_total{store, result}` for result ok, error, timeout.
   prometheus::Counter& store_operation(std::string_view store, std::string_view result);
   prometheus::Gauge& store_fallback(std::string_view store);
+  /// `sluice_store_sync_seconds{store}` and `sluice_store_sync_errors_total{store}`: one
+  /// thread's exchange of `store.mode: "hybrid"` (docs/distributed.md "Hybrid mode").
+  prometheus::Histogram& store_sync(std::string_view store);
+  prometheus::Counter& store_sync_errors(std::string_view store);
   /// `sluice_tls_handshakes_total{listener, result}` for result ok, error.
   prometheus::Counter& tls_handshakes(std::string_view listener, std::string_view result);
   /// `sluice_tls_certificate_expiry_timestamp_seconds{listener, certificate}` (its index).
@@ -208,6 +212,8 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* upstream_connections_;
   prometheus::Family<prometheus::Counter>* store_operations_;
   prometheus::Family<prometheus::Gauge>* store_fallback_;
+  prometheus::Family<prometheus::Histogram>* store_sync_;
+  prometheus::Family<prometheus::Counter>* store_sync_errors_;
   prometheus::Family<prometheus::Counter>* tls_handshakes_;
   prometheus::Family<prometheus::Gauge>* tls_certificate_expiry_;
   prometheus::Family<prometheus::Gauge>* tls_ocsp_staple_expiry_;

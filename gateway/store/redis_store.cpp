@@ -40,6 +40,9 @@ std::vector<std::string> RedisStore::setup_commands() const {
   }
   commands.push_back(format_command({"SCRIPT", "LOAD", sliding_window_script().source}));
   commands.push_back(format_command({"SCRIPT", "LOAD", heartbeat_script().source}));
+  if (hybrid()) {
+    commands.push_back(format_command({"SCRIPT", "LOAD", hybrid_sync_script().source}));
+  }
   return commands;
 }
 
@@ -90,6 +93,9 @@ StoreSlot RedisStore::attach(boost::asio::io_context& ioc) {
   o.connection.setup = [this] { return setup_commands(); };
   o.on_ready = [this, raw] { read_hash_key(*raw); };
   slot->router = std::make_shared<RedisRouter>(ioc, std::move(o), clock_, random_, log_);
+  if (hybrid()) {
+    slot->sync_timer = std::make_unique<boost::asio::steady_timer>(ioc);
+  }
   slots_.push_back(std::move(slot));
   return StoreSlot{static_cast<std::uint32_t>(slots_.size() - 1)};
 }
@@ -106,11 +112,17 @@ void RedisStore::tick(StoreSlot slot) {
 void RedisStore::start() {
   for (auto& slot : slots_) {
     slot->router->start();
+    if (slot->sync_timer) {
+      arm_sync(*slot);
+    }
   }
 }
 
 void RedisStore::stop() {
   for (auto& slot : slots_) {
+    if (slot->sync_timer) {
+      slot->sync_timer->cancel();
+    }
     slot->router->close();
   }
   slots_.clear();
@@ -125,8 +137,8 @@ RedisStore::Slot* RedisStore::ready_slot(StoreSlot slot) const {
 }
 
 limiter::Policy RedisStore::scaled(const limiter::Policy& policy) const {
-  if (options_.on_error != OnError::kLocalShare) {
-    return policy;
+  if (options_.on_error != OnError::kLocalShare || hybrid()) {
+    return policy;  // hybrid mode's local store counts at the full limit (see held_for_share)
   }
   // Each of N live replicas enforces limit / N (at least 1 unless the limit is 0), so together
   // they stay near the global limit while Redis is away.
@@ -237,6 +249,9 @@ void RedisStore::run(Slot& slot, const Call& call, std::string key, bool countin
 
 std::optional<limiter::LimitDecision> RedisStore::try_decide(StoreSlot store_slot, PolicyId policy,
                                                              std::string_view key) {
+  if (hybrid()) {
+    return hybrid_decide(store_slot, policy, key);
+  }
   Slot* slot = ready_slot(store_slot);
   const Call call = prepare(policy, key, slot);
   if (!call.live) {
@@ -251,6 +266,10 @@ std::optional<limiter::LimitDecision> RedisStore::try_decide(StoreSlot store_slo
 
 void RedisStore::async_decide(StoreSlot store_slot, PolicyId policy, std::string_view key,
                               DecisionCompletion completion) {
+  if (hybrid()) {
+    std::move(completion).post(hybrid_decide(store_slot, policy, key));
+    return;
+  }
   Slot* slot = ready_slot(store_slot);
   const Call call = prepare(policy, key, slot);
   if (!call.live) {
@@ -282,12 +301,19 @@ std::optional<limiter::KeyState> RedisStore::try_inspect(StoreSlot store_slot, P
   if (!call.live) {
     return limiter::KeyState{};
   }
+  if (hybrid() && slot != nullptr) {
+    return std::nullopt;  // the others' count is read from Redis (hybrid_inspect)
+  }
   return slot == nullptr ? std::optional(fallback_state(call, key)) : std::nullopt;
 }
 
 void RedisStore::async_inspect(StoreSlot store_slot, PolicyId policy, std::string_view key,
                                InspectCompletion completion) {
   Slot* slot = ready_slot(store_slot);
+  if (hybrid() && slot != nullptr) {
+    hybrid_inspect(slot, policy, key, std::move(completion));
+    return;
+  }
   const Call call = prepare(policy, key, slot);
   if (!call.live || slot == nullptr) {
     std::move(completion).post(call.live ? fallback_state(call, key) : limiter::KeyState{});

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -18,9 +19,11 @@
 #include "gateway/core/clock.hpp"
 #include "gateway/core/keyed_hash.hpp"
 #include "gateway/core/random.hpp"
+#include "gateway/store/hybrid_journal.hpp"
 #include "gateway/store/limit_store.hpp"
 #include "gateway/store/memory_store.hpp"
 #include "gateway/store/redis_router.hpp"
+#include "gateway/store/redis_scripts.hpp"
 
 namespace sluice::store {
 
@@ -36,6 +39,12 @@ namespace sluice::store {
 /// replicas last seen through the heartbeat), `allow` admits, `deny` answers with
 /// LimitDecision::unavailable. Switching into and out of fallback is logged once per transition.
 ///
+/// `mode: kHybrid` (docs/distributed.md "Hybrid mode") decides every request locally, in the
+/// embedded store at the full limit less what the other replicas hold, and every `sync / 2`
+/// each thread pushes the requests it admitted per key and reads back the others' count, one
+/// EVALSHA per key pipelined in one batch (redis_store_hybrid.cpp). A failed sync puts the
+/// thread under `on_error` until a sync succeeds; nothing it admitted meanwhile is lost.
+///
 /// Thread-safety: decisions are thread-safe; each thread decides through the slot attach() gave
 /// it for its own io_context (a slot without a ready connection decides by the fallback).
 /// attach(), start() and stop() are for the owner, before and after the io_context threads run.
@@ -43,6 +52,7 @@ class RedisStore final : public LimitStore {
  public:
   enum class OnError { kLocal, kLocalShare, kAllow, kDeny };
   enum class Outcome { kOk, kError, kTimeout };
+  enum class Mode { kExact, kHybrid };
 
   struct Options {
     std::string host = "127.0.0.1";
@@ -52,11 +62,16 @@ class RedisStore final : public LimitStore {
     OnError on_error = OnError::kLocalShare;
     std::uint64_t max_keys = 1'000'000;  ///< of the local fallback store
     std::chrono::milliseconds heartbeat_ttl{3000};
+    Mode mode = Mode::kExact;
+    std::chrono::milliseconds sync{100};  ///< hybrid: a thread exchanges every sync / 2
+    std::size_t max_sync_batch = 20000;   ///< hybrid: keys per thread per exchange
   };
   /// Where the store reports to (metrics); called from any thread.
   struct Observer {
     std::function<void(Outcome)> operation;
     std::function<void(bool active)> fallback;
+    /// Hybrid: one thread's exchange completed after `seconds`; `ok` false if any key failed.
+    std::function<void(double seconds, bool ok)> sync;
   };
 
   RedisStore(const core::Clock& clock, core::Random& random, Options options, Observer observer,
@@ -103,6 +118,11 @@ class RedisStore final : public LimitStore {
     bool ever_ready = false;              ///< (its own thread only)
     /// Its last decision fell back (set by its own thread; read under fallback_mutex_).
     std::atomic<bool> failing{false};
+    // Hybrid mode only (its own thread):
+    HybridJournal journal;
+    std::unique_ptr<boost::asio::steady_timer> sync_timer;
+    bool syncing = false;  ///< an exchange is in flight
+    core::TimePoint last_forget{};
   };
   /// What one decision needs of a policy, copied under the lock.
   struct Call {
@@ -133,6 +153,37 @@ class RedisStore final : public LimitStore {
   [[nodiscard]] std::vector<std::string> setup_commands() const;
   /// Reads (and, first of all replicas, picks) the shared hash key through `slot`'s router.
   void read_hash_key(Slot& slot);
+
+  // Hybrid mode (redis_store_hybrid.cpp).
+  [[nodiscard]] limiter::LimitDecision hybrid_decide(StoreSlot store_slot, PolicyId policy,
+                                                     std::string_view key);
+  void hybrid_inspect(Slot* slot, PolicyId policy, std::string_view key,
+                      InspectCompletion completion);
+  /// Requests the local store counts for other replicas under `local_share` in hybrid mode.
+  [[nodiscard]] std::uint32_t held_for_share(std::uint32_t limit) const;
+  void arm_sync(Slot& slot);
+  /// EVALSHA of `script` on `keys` (one hash slot) with `args` through `slot`'s router; a
+  /// NOSCRIPT reply is sent again as EVAL.
+  void execute_script(Slot& slot, const RedisScript& script, std::vector<std::string> keys,
+                      std::vector<std::string> args, RedisRouter::Handler handler,
+                      bool eval = false);
+  /// One thread's exchange in flight: its groups still to answer, and how it went.
+  struct Exchange {
+    core::TimePoint started;
+    std::size_t left = 0;
+    Outcome worst = Outcome::kOk;
+  };
+  struct SyncKey {
+    SyncItem item;
+    std::uint16_t hash_slot = 0;
+    std::string redis_key;
+  };
+  /// One script call of an exchange: the keys of one policy (and hash slot).
+  void send_group(Slot& slot, const std::shared_ptr<Exchange>& exchange, std::uint32_t width_ms,
+                  std::uint32_t buckets, std::vector<SyncKey> group);
+  /// One exchange of `slot`'s journal with Redis.
+  void sync(Slot& slot);
+  [[nodiscard]] bool hybrid() const noexcept { return options_.mode == Mode::kHybrid; }
 
   const core::Clock& clock_;
   core::Random& random_;

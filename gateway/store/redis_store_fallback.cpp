@@ -4,6 +4,7 @@
 // reported once each way), the decision `on_error` makes meanwhile, and the live-replica count
 // the heartbeat keeps, by which `local_share` divides each limit. The rest of the store:
 // redis_store.cpp.
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -58,8 +59,9 @@ void RedisStore::set_failing(std::atomic<bool>& failing, Outcome outcome) {
 limiter::LimitDecision RedisStore::fallback_decision(const Call& call, std::string_view key) {
   switch (options_.on_error) {
     case OnError::kLocal:
-    case OnError::kLocalShare:
       return fallback_store_.decide_now(call.fallback, key);
+    case OnError::kLocalShare:
+      return fallback_store_.decide_now(call.fallback, key, held_for_share(call.limit));
     case OnError::kAllow:
       return limiter::LimitDecision{
           .allowed = true, .limit = call.limit, .remaining = call.limit > 0 ? call.limit - 1 : 0};
@@ -99,6 +101,16 @@ void RedisStore::heartbeat(StoreSlot store_slot) {
           rescale_fallback();
         }
       });
+}
+
+std::uint32_t RedisStore::held_for_share(std::uint32_t limit) const {
+  if (!hybrid() || limit == 0) {
+    return 0;  // exact mode: the fallback store's policies are scaled already
+  }
+  // Hybrid mode's local store counts at the full limit: the other replicas' shares are held.
+  const auto n = std::max<std::size_t>(1, live_replicas_.load());
+  const auto share = std::max<std::uint32_t>(1U, static_cast<std::uint32_t>(limit / n));
+  return limit - share;
 }
 
 void RedisStore::rescale_fallback() {

@@ -44,4 +44,10 @@ void wait_until_using_redis(SluiceProcess& gateway, HttpClient& client) {
   EXPECT_TRUE(using_redis) << gateway.process().output();
 }
 
+RedisReplicaPair::RedisReplicaPair(const nlohmann::json& config)
+    : a(config), b(config), ca(a.proxy_port()), cb(b.proxy_port()) {
+  wait_until_using_redis(a, ca);
+  wait_until_using_redis(b, cb);
+}
+
 }  // namespace sluice::testing

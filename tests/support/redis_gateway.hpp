@@ -26,4 +26,14 @@ namespace sluice::testing {
 /// operation and no fallback. Adds a test failure after kDefaultTimeout.
 void wait_until_using_redis(SluiceProcess& gateway, HttpClient& client);
 
+/// Two replicas started on one config, a client on each, both deciding by Redis once built.
+struct RedisReplicaPair {
+  explicit RedisReplicaPair(const nlohmann::json& config);
+
+  SluiceProcess a;
+  SluiceProcess b;
+  HttpClient ca;
+  HttpClient cb;
+};
+
 }  // namespace sluice::testing

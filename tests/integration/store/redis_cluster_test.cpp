@@ -158,5 +158,38 @@ TEST_F(RedisClusterTest, FollowsAskRedirectsWhileASlotIsMigrating) {
   EXPECT_EQ(failed_operations(gateway), failed_before);
 }
 
+TEST_F(RedisClusterTest, HybridModeExchangesEachGroupOfKeysOnItsOwnSlot) {
+  // A script call's keys must share one hash slot in a cluster (else CROSSSLOT): the journal's
+  // batch is grouped by slot, and every user's count still reaches the other replica.
+  json c = config(3);
+  c["store"]["mode"] = "hybrid";
+  c["store"]["sync_ms"] = 50;
+  RedisReplicaPair replicas(c);
+  SluiceProcess& a = replicas.a;
+  SluiceProcess& b = replicas.b;
+  HttpClient& ca = replicas.ca;
+  HttpClient& cb = replicas.cb;
+  constexpr int kUsers = 24;
+  for (int u = 0; u < kUsers; ++u) {
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(status_for(ca, "user-" + std::to_string(u)), 200U);
+    }
+  }
+  std::set<std::uint16_t> slots;
+  const auto synced = wait_until("every user's count to reach replica b", [&] {
+    int denied = 0;
+    for (int u = 0; u < kUsers; ++u) {
+      denied += status_for(cb, "user-" + std::to_string(u)) == 429U ? 1 : 0;
+    }
+    return denied == kUsers;
+  });
+  EXPECT_TRUE(synced) << synced.message();
+  for (const auto& key : window_keys()) {
+    slots.insert(slot_of(key));
+  }
+  EXPECT_GT(slots.size(), 1U) << "the users' windows are spread over slots";
+  EXPECT_EQ(failed_operations(a) + failed_operations(b), 0);
+}
+
 }  // namespace
 }  // namespace sluice::testing

@@ -42,7 +42,8 @@ TEST(ConfigJsonTest, EveryDefaultIsSpelledOut) {
 TEST(ConfigJsonTest, ARedisStoreAndEveryOptionalFieldRoundTrip) {
   json document = test_support::valid_document();
   document["store"] = json::parse(R"({"type":"redis","host":"redis.internal","port":6380,
-      "password_env":"REDIS_PASSWORD","timeout_ms":20,"on_error":"deny","max_keys":500})");
+      "password_env":"REDIS_PASSWORD","timeout_ms":20,"on_error":"deny","max_keys":500,
+      "mode":"hybrid","sync_ms":250})");
   document["identity"] =
       json::parse(R"([{"header":"X-API-Key"},{"bearer":true},{"client_ip":true}])");
   document["http"] = json::parse(

@@ -288,6 +288,23 @@ TEST(ServerSectionsTest, ParsesRedisStoreWithDefaults) {
   EXPECT_EQ(store.redis.password_env, "REDIS_PW");
   EXPECT_EQ(store.redis.timeout, 50ms);
   EXPECT_EQ(store.redis.on_error, OnError::kLocalShare);
+  EXPECT_EQ(store.redis.mode, StoreMode::kExact);
+  EXPECT_EQ(store.redis.sync, 100ms);
+}
+
+TEST(ServerSectionsTest, ParsesTheHybridModeAndItsSyncPeriod) {
+  auto doc = valid_document();
+  doc["store"] = {{"type", "redis"}, {"mode", "hybrid"}, {"sync_ms", 250}};
+  const auto store = parsed(doc).store;
+  EXPECT_EQ(store.redis.mode, StoreMode::kHybrid);
+  EXPECT_EQ(store.redis.sync, 250ms);
+  doc["store"] = {{"type", "redis"}, {"mode", "eventual"}, {"sync_ms", 1}};
+  EXPECT_THAT(problems_of(doc), ElementsAre(R"(store.mode: must be one of "exact", "hybrid")",
+                                            "store.sync_ms: must be between 2 and 60000"));
+  doc["store"] = {{"mode", "hybrid"}, {"sync_ms", 100}};
+  EXPECT_THAT(problems_of(doc),
+              ElementsAre(R"(store.mode: only valid when store.type is "redis")",
+                          R"(store.sync_ms: only valid when store.type is "redis")"));
 }
 
 TEST(ServerSectionsTest, ChecksRedisFields) {
