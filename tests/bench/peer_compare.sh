@@ -22,7 +22,8 @@
 #               the file within a second); the lines each wrote are counted afterwards
 #   redis       pinned like `limits`, the same keys: sluice-limits (memory store) against
 #               sluice-redis (store.type redis on a local redis-server, pinned with wrk and the
-#               backend); Redis commands per proxied request from INFO commandstats; and
+#               backend) and sluice-hybrid (the same, store.mode hybrid, sync_ms 100); Redis
+#               commands per proxied request of each from INFO commandstats; and
 #               redis-benchmark running the same EVALSHA directly (on the proxy's cpu) as the
 #               ceiling
 #   keys        key cardinality, pinned like `limits`: for each count in KEY_COUNTS, a FRESH
@@ -62,7 +63,7 @@
 # Environment (defaults in brackets):
 #   ROUNDS [3]  DURATION [10s]  WARMUP [2s]  CONNECTIONS [64]  WRK_THREADS [1]  REQ_PATH [/ok]
 #   IDLE_CONNS [10000]  STREAM_BYTES [1073741824]  LIMIT_KEYS [10000]  WS_IDLE [1000]  WS_HOLD [5]
-#   KEY_COUNTS ["1 100000 1000000"]
+#   KEY_COUNTS ["1 100000 1000000"]  SYNC_MS [100] (sluice-hybrid's store.sync_ms)
 #   H2_IDLE [IDLE_CONNS]  PYTHON [/usr/bin/python3, else python3: runs idle_clients.py]
 #   BACKEND [auto]   nginx = nginx static (1 worker), demo = sluice-demo-backend --threads 1,
 #                    auto = nginx when installed, else demo (why: docs/benchmarks.md)
@@ -474,7 +475,7 @@ start_sluice() {
   render "$PEERS_DIR/$template" "$config" "THREADS=$threads" "BACKEND_PORT=$BACKEND_PORT" \
     "MAX_CONNECTIONS=$((MAX_IDLE + 10000))" "MAX_BODY_BYTES=$((2 * STREAM_BYTES))" \
     "TIMEOUT_MS=$timeout_ms" "REDIS_PORT=${REDIS_PORT:-0}" "ACCESS_LOG=$access_log" \
-    "CERT_DIR=${CERT_DIR:-}" "MAX_KEYS=${SLUICE_MAX_KEYS:-1000000}"
+    "CERT_DIR=${CERT_DIR:-}" "MAX_KEYS=${SLUICE_MAX_KEYS:-1000000}" "SYNC_MS=${SYNC_MS:-100}"
   if ! "$SLUICE_BIN" --check --config "$config" >"$LOGDIR/$name.check.log" 2>&1; then
     warn "sluice rejects $config:"
     sed 's/^/    | /' "$LOGDIR/$name.check.log" >&2
@@ -566,8 +567,8 @@ start_target() {
     sluice-ws | sluice-ws-idle) start_sluice "$name" 1 "$cpus" 30000 sluice-ws.json.in ;;
     sluice-h2 | sluice-h2-idle) start_sluice "$name" 1 "$cpus" 30000 sluice-h2.json.in ;;
     sluice-log) start_sluice "$name" 1 "$cpus" 30000 sluice.json.in "$LOGDIR/$name.access.log" ;;
-    sluice-redis)
-      start_sluice "$name" 1 "$cpus" 30000 sluice-redis.json.in || return 1
+    sluice-redis | sluice-hybrid)
+      start_sluice "$name" 1 "$cpus" 30000 "$name.json.in" || return 1
       # Decisions go to Redis only once its connection is up: wait for the "ready" line.
       wait_for_line "$name" "${TARGET_PID[$name]}" 'redis store ready' || return 1
       REDIS_SHA=$(sed -nE 's/.*window_script=([0-9a-f]+).*/\1/p' <<<"$READY_LINE")
@@ -781,11 +782,12 @@ throughput_phase() {
       ;;
     redis)
       proxy_cpus=0 other_cpus=1
-      targets=(sluice-limits sluice-redis)
+      targets=(sluice-limits sluice-redis sluice-hybrid)
       WRK_SCRIPT=(-s "$PEERS_DIR/keys.lua") WRK_SCRIPT_ARGS=(-- "$LIMIT_KEYS")
       log "=== REDIS: the limit in the memory store against the Redis store, X-API-Key over" \
         "$LIMIT_KEYS keys; pinned like PINNED, redis-server with wrk and the backend ==="
       meta limit_keys "$LIMIT_KEYS"
+      meta sync_ms "${SYNC_MS:-100}"
       ;;
     accesslog)
       proxy_cpus=0 other_cpus=1
@@ -850,13 +852,13 @@ throughput_phase() {
     for t in "${started[@]}"; do
       backend_alive || break 2
       [[ -z ${TARGET_DEAD[$t]:-} ]] || continue
-      if [[ $t == sluice-redis ]]; then
+      if [[ $t == sluice-redis || $t == sluice-hybrid ]]; then
         local calls0 calls1
         calls0=$(evalsha_calls)
         measure "$variant" "$t" "$round"
         calls1=$(evalsha_calls)
-        REDIS_CALLS=$((REDIS_CALLS + calls1 - calls0))
-        REDIS_REQUESTS=$((REDIS_REQUESTS + $(tail -n 1 "$OUT_DIR/raw.tsv" | cut -f7)))
+        REDIS_CALLS[$t]=$((${REDIS_CALLS[$t]:-0} + calls1 - calls0))
+        REDIS_REQUESTS[$t]=$((${REDIS_REQUESTS[$t]:-0} + $(tail -n 1 "$OUT_DIR/raw.tsv" | cut -f7)))
       else
         measure "$variant" "$t" "$round"
       fi
@@ -891,7 +893,8 @@ start_redis() {
   for tool in redis-server redis-cli redis-benchmark; do
     command -v "$tool" >/dev/null || die "$tool is missing (apt package redis-server: dev.sh deps)"
   done
-  REDIS_PORT=$(free_port) REDIS_CALLS=0 REDIS_REQUESTS=0 REDIS_SHA=""
+  REDIS_PORT=$(free_port) REDIS_SHA=""
+  declare -gA REDIS_CALLS=() REDIS_REQUESTS=()
   pin_cmd "$cpus"
   spawn redis "${PIN[@]}" redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' \
     --appendonly no
@@ -908,12 +911,15 @@ evalsha_calls() {
 # redis_figures CPUS: Redis commands per proxied request over the measured rounds, and the
 # ceiling: redis-benchmark running the same EVALSHA over the same number of keys, on CPUS.
 redis_figures() {
-  local cpus=$1 per_request="n/a" ceiling="n/a"
-  if ((REDIS_REQUESTS > 0)); then
-    per_request=$(awk -v c="$REDIS_CALLS" -v r="$REDIS_REQUESTS" 'BEGIN { printf "%.3f", c / r }')
-  fi
-  meta "redis.commands_per_request.sluice-redis" \
-    "$per_request ($REDIS_CALLS EVALSHA for $REDIS_REQUESTS requests)"
+  local cpus=$1 per_request ceiling="n/a" t calls requests
+  for t in sluice-redis sluice-hybrid; do
+    calls=${REDIS_CALLS[$t]:-0} requests=${REDIS_REQUESTS[$t]:-0} per_request="n/a"
+    if ((requests > 0)); then
+      per_request=$(awk -v c="$calls" -v r="$requests" 'BEGIN { printf "%.3f", c / r }')
+    fi
+    meta "redis.commands_per_request.$t" "$per_request ($calls EVALSHA for $requests requests)"
+    log "redis: $t: $per_request EVALSHA per request"
+  done
   if [[ -n $REDIS_SHA ]]; then
     pin_cmd "$cpus"
     local out=$LOGDIR/redis-benchmark.csv
@@ -923,7 +929,7 @@ redis_figures() {
     ceiling=$(awk -F'","' 'NR == 2 { print $2 }' "$out" | tr -d '"')
   fi
   meta "redis.ceiling.redis-benchmark" "${ceiling:-n/a} EVALSHA/s (-c $CONNECTIONS, $LIMIT_KEYS keys)"
-  log "redis: $per_request EVALSHA per request; redis-benchmark ceiling ${ceiling:-n/a}/s"
+  log "redis: redis-benchmark ceiling ${ceiling:-n/a}/s"
 }
 
 # ---------------------------------------------------------------------------------------------
