@@ -17,9 +17,10 @@ namespace sluice::core {
 /// (8 + record_bytes) / load bytes. Linear probing, backward-shift deletion (no tombstones),
 /// load kept at or below 0.8, growth by 1.5x up to the capacity `max_entries` needs, never beyond.
 ///
-/// Why not boost::unordered_flat_map: its value type is fixed at compile time, while a
-/// limiter record holds a ring whose bucket count comes from config and changes live; storing the
-/// ring out of line would add an allocation per key and a dependent cache miss per lookup.
+/// Why not boost::unordered_flat_map: the limiter's records are now a fixed 40 bytes (sparse
+/// windows, docs/architecture.md "Sparse key state"), so a flat map could hold them, but the
+/// memory store's eviction samples occupied slots by index from a resumable cursor and needs the
+/// exact capacity bound above; a flat map offers neither slot indexes nor a growth limit.
 ///
 /// Records are trivially copyable bytes: inserting or erasing may move other records, so
 /// pointers returned by find()/insert() are valid only until the next insert or erase.

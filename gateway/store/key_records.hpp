@@ -49,7 +49,6 @@ class KeyRecords {
   [[nodiscard]] limiter::SparseCountRing ring(std::byte* record) noexcept {
     return {key_ring_state_of(record), shape_.buckets, shape_.width, &block_bytes_};
   }
-  [[nodiscard]] const RingShape& shape() const noexcept { return shape_; }
 
   [[nodiscard]] std::size_t capacity() const noexcept { return table_.capacity(); }
   [[nodiscard]] std::uint64_t key_at(std::size_t slot) const noexcept {
