@@ -38,11 +38,13 @@ end
 
 local stored = redis.call('HMGET', KEYS[1], 'g', 'h', 't', 'c', 'o')
 local ring, total
+local same_bucket = false  -- the ring's newest bucket is the current one: g, h and TTL are set
 local oldest = tonumber(stored[5])  -- the oldest bucket that holds a count
 if stored[1] and stored[1] == shape and stored[4] and #stored[4] == 4 * n then
   ring = stored[4]
   total = tonumber(stored[3]) or sum(ring, n)
   local head = tonumber(stored[2])
+  same_bucket = head == cur
   if cur - head >= n then
     ring = string.rep(zero, n)
     total = 0
@@ -125,7 +127,12 @@ if counting and allowed == 0 then
   end
 end
 if total > 0 then
-  if allowed == 1 or ring ~= stored[4] or stored[1] ~= shape then
+  if same_bucket and allowed == 1 then
+    -- Another count in the bucket that set the TTL (a window and a bucket from its first
+    -- write, which outlasts every count of the bucket): the shape and head stand too.
+    redis.call('HSET', KEYS[1], 't', string.format('%d', total), 'o', string.format('%d', oldest),
+               'c', ring)
+  elseif allowed == 1 or ring ~= stored[4] or stored[1] ~= shape then
     redis.call('HSET', KEYS[1], 'g', shape, 'h', string.format('%d', cur), 't',
                string.format('%d', total), 'o', string.format('%d', oldest), 'c', ring)
     redis.call('PEXPIRE', KEYS[1], window + width)

@@ -28,7 +28,8 @@ struct RedisScript {
 ///            retry_after_ms}
 /// Time is Redis' TIME, so replicas never disagree on the clock. Expired buckets are deleted; a
 /// changed shape carries the in-window total into the current bucket (docs/behaviour.md "Precise
-/// semantics"); the hash expires about one window after its last write.
+/// semantics"); the hash expires a window plus a bucket after the first write of its newest
+/// bucket (set once per bucket: that outlasts every count in it).
 [[nodiscard]] const RedisScript& sliding_window_script();
 
 /// The exchange of `store.mode: "hybrid"`: one replica's admitted requests for a group of keys
@@ -42,7 +43,8 @@ struct RedisScript {
 ///   returns  per key, the others' count: all replicas' live total less this replica's
 /// A call costs the same whatever the bucket count: advancing drops only the buckets that left
 /// since the last advance. A changed shape carries the totals into the current bucket; a hash
-/// whose counts all left is deleted, and one expires a window plus a bucket after its last push.
+/// whose counts all left is deleted, and one expires a window plus a bucket after the first
+/// write of its newest bucket.
 [[nodiscard]] const RedisScript& hybrid_sync_script();
 
 /// The replica heartbeat of `on_error: local_share`: a sorted set of replica ids scored by

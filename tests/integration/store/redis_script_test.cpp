@@ -145,6 +145,23 @@ TEST_F(RedisScriptTest, TheHashExpiresAboutOneWindowAfterItsLastWrite) {
   EXPECT_LE(ttl, 66000);  // window + one bucket
 }
 
+TEST_F(RedisScriptTest, TheTtlIsSetOncePerBucketAndOutlastsItsCounts) {
+  // The first write in a bucket sets a window plus a bucket; later writes in the same bucket
+  // leave it (one call fewer), and it still outlasts the bucket's counts, which leave the window
+  // at most one window after the bucket started.
+  call("{p:k}", 5, 600000, 10);
+  const std::string head = redis.command({"HGET", "{p:k}", "h"});
+  const long long first = std::stoll(redis.command({"PTTL", "{p:k}"}));
+  const Result r = call("{p:k}", 5, 600000, 10);
+  ASSERT_EQ(r.allowed, 1);
+  const long long second = std::stoll(redis.command({"PTTL", "{p:k}"}));
+  if (redis.command({"HGET", "{p:k}", "h"}) == head) {  // (not across a 60 s bucket boundary)
+    EXPECT_LE(second, first);
+  }
+  EXPECT_GT(second, 600000);  // the newest count leaves within 600 s
+  EXPECT_LE(second, 660000);
+}
+
 TEST_F(RedisScriptTest, ANewShapeCarriesTheInWindowCountIntoTheCurrentBucket) {
   for (int i = 0; i < 3; ++i) {
     call("{p:k}", 5, 60000, 10);
