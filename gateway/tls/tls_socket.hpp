@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "gateway/core/edge_triggered_socket.hpp"
 #include "gateway/tls/record_gather.hpp"
 
 // TLS over the worker's socket with OpenSSL reading and writing the socket itself
@@ -27,8 +28,9 @@ namespace sluice::tls {
 namespace net = boost::asio;
 
 /// The worker's TCP socket, the type the data path names `proxy::Socket`
-/// (gateway/proxy/io/net.hpp): bound to one io_context's executor.
-using TcpSocket = net::basic_stream_socket<net::ip::tcp, net::io_context::executor_type>;
+/// (gateway/proxy/io/net.hpp): bound to one io_context's executor, learning readiness from
+/// edge-triggered events (gateway/core/edge_triggered_socket.hpp).
+using TcpSocket = core::TcpSocket;
 
 /// A TLS connection on a non-blocking TCP socket, OpenSSL doing the socket I/O itself
 /// (SSL_set_fd): an operation calls SSL_read, SSL_write, SSL_do_handshake or SSL_shutdown, and
@@ -156,7 +158,8 @@ class TlsSocket {
       }
       const int why = SSL_get_error(ssl, r);
       if (why == SSL_ERROR_WANT_READ || why == SSL_ERROR_WANT_WRITE) {
-        self->socket_.async_wait(
+        // OpenSSL's own receive or send has just failed with EAGAIN: the wait needs no call.
+        self->socket_.async_wait_drained(
             why == SSL_ERROR_WANT_READ ? TcpSocket::wait_read : TcpSocket::wait_write,
             std::move(op));
         return;

@@ -14,6 +14,8 @@
 #include <cstddef>
 #include <memory_resource>
 
+#include "gateway/core/edge_triggered_socket.hpp"
+
 namespace sluice::proxy {
 
 namespace net = boost::asio;
@@ -24,7 +26,7 @@ using tcp = net::ip::tcp;
 /// it by type: no type-erased executor is copied per operation (docs/architecture.md,
 /// "Threads").
 using Executor = net::io_context::executor_type;
-using Socket = net::basic_stream_socket<tcp, Executor>;
+using Socket = core::TcpSocket;  ///< reads trust edge-triggered readiness (its header says why)
 using Acceptor = net::basic_socket_acceptor<tcp, Executor>;
 using Resolver = net::ip::basic_resolver<tcp, Executor>;
 

@@ -104,7 +104,8 @@ Task<void> Worker::accept_loop(Listening& listening) {
     }
     // The peer's address comes back from accept() itself (no getpeername per connection).
     tcp::endpoint remote;
-    auto [ec, socket] = co_await acceptor.async_accept(remote, kAsTuple);
+    Socket socket(ioc_);
+    auto [ec] = co_await acceptor.async_accept(socket, remote, kAsTuple);
     if (ec) {
       if (ec == net::error::operation_aborted || !acceptor.is_open()) {
         co_return;
