@@ -10,7 +10,7 @@
 #   run     build, start two demo backends and the gateway on conf/sluice.json (foreground)
 #   bench   release build, then the Google Benchmark suite with medians of 5 repetitions, then
 #           the proxy against nginx and haproxy (tests/bench/peer_compare.sh; docs/benchmarks.md)
-#           `bench suite [--benchmark_*]` or `bench peers [throughput|pinned|limits|accesslog|redis|idle|stream|tls|h2]`: one only;
+#           `bench suite [--benchmark_*]` or `bench peers [throughput|pinned|limits|accesslog|redis|idle|stream|tls|h2|keys|syscalls]`: one only;
 #           `bench failover`, `bench insight` (MODES="on control sketch watch" ROUNDS=12 ...)
 #   tidy    clang-tidy over every translation unit (the `tidy` preset)
 #   fuzz    `fuzz [SECONDS] [TARGET...]` (60): the libFuzzer targets (the `asan` preset: clang,

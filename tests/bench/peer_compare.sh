@@ -6,8 +6,9 @@
 # targets measured in interleaved rounds of the same run are what to read.
 #
 # usage: tests/bench/peer_compare.sh [throughput] [pinned] [limits] [accesslog] [redis] [idle]
-#                                     [stream] [tls] [websocket] [h2] [keys]
-#        (default: the first ten; `keys` runs only when named: it holds a million keys)
+#                                     [stream] [tls] [websocket] [h2] [keys] [syscalls]
+#        (default: the first ten; `keys` runs only when named: it holds a million keys, and
+#        `syscalls` only when named: it needs strace and ptrace rights)
 #   throughput  wrk keep-alive load through every target, no CPU pinning, rounds interleaved
 #               (direct sluice-1 sluice-2 nginx-1 nginx-2 haproxy-1 haproxy-2, then again ...)
 #   pinned      the same for the 1-worker targets: proxy on cpu 0, wrk + backend on cpu 1
@@ -33,6 +34,11 @@
 #               round, then each one's RSS growth since it started over the keys it holds
 #               (sluice: sluice_ratelimit_tracked_keys; nginx, which does not say: the distinct
 #               keys sent in the last minute, as both forget a key 60 s after its last request)
+#   syscalls    pinned like `pinned`: sluice-1, nginx-1 and haproxy-1 (and base-1 with
+#               BASELINE_BIN) each once under `strace -c -f` for DURATION: system calls per
+#               proxied request by name and how many of them failed (a read that found nothing
+#               is a failed receive, EAGAIN). strace slows what it traces: only the counts per
+#               request mean something here, not the rates (syscalls.tsv)
 #   idle        RSS of sluice (and nginx) holding IDLE_CONNS idle keep-alive client connections
 #   stream      sluice's peak RSS growth while STREAM_BYTES stream down (/bytes) and up (/echo)
 #   tls         HTTPS, pinned like `pinned`, sluice-tls against nginx-tls (1 worker each, the same
@@ -76,8 +82,8 @@
 #                    h2 sections measure only those of their targets (e.g. TARGETS="nginx-limit_req
 #                    haproxy-stick-table" limits; TARGETS=nginx-ws websocket, which also holds
 #                    the idle tunnels through nginx only; likewise TARGETS=sluice-h2 h2)
-# Results: OUT_DIR/{raw.tsv,memory.tsv,meta.tsv,summary.json,summary.md}; logs, configs and
-# every wrk output in OUT_DIR/work/.
+# Results: OUT_DIR/{raw.tsv,memory.tsv,meta.tsv,syscalls.tsv,summary.json,summary.md}; logs,
+# configs and every wrk output in OUT_DIR/work/.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -871,6 +877,72 @@ throughput_phase() {
   stop_all
 }
 
+# syscalls_phase: each 1-worker target once under `strace -c -f` (pinned like PINNED): its system
+# calls per proxied request, by name, with the failed ones (docs/benchmarks.md, "Limits at
+# scale": a read that finds nothing costs a failed receive). One line per target and system call
+# in syscalls.tsv.
+syscalls_phase() {
+  local targets=(sluice-1 nginx-1 haproxy-1) started=() t p out wrk_out tracer requests non2xx
+  local proxy_cpus=0 other_cpus=1 pids
+  [[ -z $BASELINE_BIN ]] || targets+=(base-1)
+  if ! command -v strace >/dev/null; then
+    log "installing strace with apt"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+      strace >&2 || true
+  fi
+  if ! command -v strace >/dev/null; then
+    warn "strace is unavailable: the syscalls section is skipped"
+    meta syscalls.skipped "strace unavailable"
+    return 0
+  fi
+  log "=== SYSCALLS: each proxy once under strace -c; pinned like PINNED ==="
+  pinning_available || proxy_cpus="" other_cpus=""
+  enter_phase syscalls
+  pin_cmd "$other_cpus"
+  WRK_PIN=("${PIN[@]}")
+  start_backend backend "$other_cpus"
+  for t in "${targets[@]}"; do
+    if [[ -n $TARGETS && " $TARGETS " != *" $t "* ]]; then
+      meta "syscalls.skipped.$t" "not in TARGETS"
+    elif start_target "$t" "$proxy_cpus"; then
+      started+=("$t")
+    else
+      warn "skipping $t: $SKIP_REASON"
+      meta "syscalls.skipped.$t" "$SKIP_REASON"
+    fi
+  done
+  for t in "${started[@]}"; do
+    backend_alive || break
+    wrk_run "$WARMUP" "$t" >"$LOGDIR/warmup-$t.txt" 2>&1 || true
+    out=$LOGDIR/strace-$t.txt wrk_out=$LOGDIR/wrk-strace-$t.txt pids=()
+    for p in $(pid_family "${TARGET_PID[$t]}"); do pids+=(-p "$p"); done
+    strace -c -f -o "$out" "${pids[@]}" 2>"$LOGDIR/strace-$t.log" &
+    tracer=$!
+    sleep 1 # attached to every thread before the load starts
+    wrk_run "$DURATION" "$t" >"$wrk_out" 2>&1 || warn "wrk exited non-zero for $t (see $wrk_out)"
+    sleep 0.5
+    kill -INT "$tracer" 2>/dev/null || true
+    wait "$tracer" 2>/dev/null || true
+    read -r _ _ _ requests non2xx _ < <(wrk_parse "$wrk_out")
+    if [[ ! -s $out ]] || ((requests == 0)); then
+      warn "$t: no strace summary or no request (see $LOGDIR/strace-$t.log, $wrk_out)"
+      meta "syscalls.skipped.$t" "strace or wrk failed"
+      continue
+    fi
+    [[ $non2xx == 0 ]] || warn "$t: $non2xx answers were not 2xx under strace (see $wrk_out)"
+    # strace -c: "% time  seconds  usecs/call  calls  [errors]  syscall"; the errors column is
+    # empty when nothing failed.
+    awk -v t="$t" -v r="$requests" '
+      $1 ~ /^[0-9.]+$/ && $NF != "total" && (NF == 5 || NF == 6) {
+        printf "%s\t%s\t%s\t%s\t%s\n", t, $NF, $4, (NF == 6 ? $5 : 0), r
+      }' "$out" >>"$OUT_DIR/syscalls.tsv"
+    log "$t: $requests requests under strace, $(awk -F'\t' -v t="$t" \
+      '$1 == t { n += $3; r = $5 } END { printf "%.2f", n / r }' "$OUT_DIR/syscalls.tsv")" \
+      "system calls per request"
+  done
+  stop_all
+}
+
 # access_log_lines TARGETS...: how many lines each target's access log file holds, beside the
 # requests wrk counted for it (warm-up not included), once both had a second to flush.
 access_log_lines() {
@@ -1547,9 +1619,10 @@ main() {
   for s in "${sections[@]}"; do
     case $s in
       throughput | pinned | limits | accesslog | redis | idle | stream | tls | h2 | keys) ;;
+      syscalls) ;;
       websocket) NEED_WS_LOAD=1 ;;
       *) die "unknown section '$s' (throughput, pinned, limits, accesslog, redis, idle, stream," \
-        "tls, websocket, h2, keys)" ;;
+        "tls, websocket, h2, keys, syscalls)" ;;
     esac
   done
   [[ $LIMIT_KEYS =~ ^[1-9][0-9]*$ ]] || die "LIMIT_KEYS must be a positive integer"
@@ -1569,7 +1642,7 @@ main() {
   rm -rf "$WORK"
   mkdir -p "$WORK/bin"
   touch "$WORK/.peer_compare"
-  rm -f "$OUT_DIR"/{raw.tsv,memory.tsv,meta.tsv,summary.json,summary.md}
+  rm -f "$OUT_DIR"/{raw.tsv,memory.tsv,meta.tsv,syscalls.tsv,summary.json,summary.md}
   ensure_tools
   raise_fd_limit
   snapshot_binaries
@@ -1577,6 +1650,7 @@ main() {
   printf 'key\tvalue\n' >"$OUT_DIR/meta.tsv"
   printf 'variant\ttarget\tround\trps\tp50_us\tp99_us\trequests\tcpu_us_per_req\tbackend_cpu_us_per_req\tnon2xx\tsocket_errors\n' >"$OUT_DIR/raw.tsv"
   printf 'test\ttarget\tmetric\tvalue\n' >"$OUT_DIR/memory.tsv"
+  printf 'target\tsyscall\tcalls\terrors\trequests\n' >"$OUT_DIR/syscalls.tsv"
   meta date "$(date -u '+%Y-%m-%d %H:%M UTC')"
   meta load_start "$(cut -d' ' -f1-3 /proc/loadavg)"
   meta cpus "$(nproc)"
@@ -1604,6 +1678,7 @@ main() {
       websocket) websocket_phase ;;
       h2) h2_phase ;;
       keys) keys_phase ;;
+      syscalls) syscalls_phase ;;
     esac
   done
 

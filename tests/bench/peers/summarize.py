@@ -12,6 +12,8 @@ Inputs in OUT_DIR (tab-separated, with a header line):
               socket_errors)
   memory.tsv  test target metric value   (idle connections, streaming results, idle
               WebSocket tunnels, idle h2 connections)
+  syscalls.tsv target syscall calls errors requests  (the `syscalls` section: strace -c
+              of one wrk run per target; absent or header-only when it did not run)
   meta.tsv    key value                  (date, load, versions, settings; and per section
               SECTION.skipped.TARGET, SECTION.died.TARGET, SECTION.pinning, and for `limits`
               limits.check.TARGET and limits.keys.TARGET, shown beside the tables; for the
@@ -825,6 +827,55 @@ def keys_lines(figures: dict) -> list:
     return lines
 
 
+RECEIVES = ("recvfrom", "recvmsg", "read", "readv", "recv")
+SENDS = ("sendto", "sendmsg", "write", "writev", "send")
+
+
+def syscalls_figures(rows: list) -> dict:
+    """target -> system calls per proxied request: all, failed, receives (and failed ones),
+    sends, epoll_wait, epoll_ctl, and every call by name."""
+    figures = {}
+    for row in rows:
+        requests = number(row["requests"])
+        if not requests:
+            continue
+        f = figures.setdefault(row["target"], {"requests": int(requests), "by_name": {}})
+        calls, errors = number(row["calls"]) or 0, number(row["errors"]) or 0
+        f["by_name"][row["syscall"]] = {"calls": calls / requests, "errors": errors / requests}
+    for f in figures.values():
+        by_name = f["by_name"]
+
+        def total(names, key="calls"):
+            return sum(by_name[n][key] for n in names if n in by_name)
+
+        f["all"] = total(by_name)
+        f["failed"] = total(by_name, "errors")
+        f["receives"], f["receives_failed"] = total(RECEIVES), total(RECEIVES, "errors")
+        f["sends"] = total(SENDS)
+        f["epoll_wait"], f["epoll_ctl"] = total(("epoll_wait",)), total(("epoll_ctl",))
+    return figures
+
+
+def syscalls_lines(figures: dict, meta: dict) -> list:
+    if not figures and not any(k.startswith("syscalls.") for k in meta):
+        return []
+    lines = ["### SYSCALLS: system calls per proxied request (`strace -c -f`, one run each, "
+             "pinned like PINNED)", "",
+             "strace slows the process it traces: read the calls per request, not the rates.", "",
+             "| target | requests traced | all | failed | receives (failed) | sends | "
+             "epoll_wait | epoll_ctl |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for target, f in figures.items():
+        lines.append(f"| {LABELS.get(target, target)} | {f['requests']:,} | {f['all']:.3f} | "
+                     f"{f['failed']:.3f} | {f['receives']:.3f} ({f['receives_failed']:.3f}) | "
+                     f"{f['sends']:.3f} | {f['epoll_wait']:.3f} | {f['epoll_ctl']:.3f} |")
+    for key, value in sorted(meta.items()):
+        if key.startswith("syscalls.skipped"):
+            lines.append(f"\n{key.removeprefix('syscalls.skipped').lstrip('.') or 'section'}: "
+                         f"skipped ({value})")
+    return lines + [""]
+
+
 def h2_summary(throughput: dict, memory: dict):
     """Per h2 variant sluice-h2 / nginx-h2; the idle h2 connections."""
     variants = {v: h2_ratio(throughput[v]) or None for v in H2_VARIANTS if v in throughput}
@@ -850,6 +901,8 @@ def main() -> int:
     lines += mem_lines
     keys = keys_figures(throughput, memory)
     lines += keys_lines(keys)
+    syscalls = syscalls_figures(read_tsv(out_dir / "syscalls.tsv"))
+    lines += syscalls_lines(syscalls, meta)
     text = "\n".join(lines)
     (out_dir / "summary.md").write_text(text + "\n")
     summary = {
@@ -866,6 +919,7 @@ def main() -> int:
         "websocket": websocket_summary(throughput, meta, memory),
         "h2": h2_summary(throughput, memory),
         "keys": keys or None,
+        "syscalls": syscalls or None,
         "memory": memory,
         "raw": raw,
     }
