@@ -57,7 +57,8 @@ RedisCluster::RedisCluster(std::size_t masters) {
   }
   for (std::size_t i = 1; i < masters; ++i) {
     const std::string reply =
-        nodes_[0]->command({"CLUSTER", "MEET", "127.0.0.1", std::to_string(nodes_[i]->port())});
+        nodes_[0]->command({"CLUSTER", "MEET", "127.0.0.1", std::to_string(nodes_[i]->port()),
+                            std::to_string(nodes_[i]->cluster_bus_port())});
     if (reply != "OK") {
       throw std::runtime_error("CLUSTER MEET: " + reply);
     }

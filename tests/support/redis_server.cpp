@@ -39,11 +39,35 @@ std::string render(const redisReply& reply) {
   }
 }
 
+bool lost_a_bind_race(const std::string& output) {
+  return output.find("Address already in use") != std::string::npos;
+}
+
+bool wants_a_cluster_bus(const std::vector<std::string>& args) {
+  return std::find(args.begin(), args.end(), "--cluster-enabled") != args.end();
+}
+
 }  // namespace
 
-RedisServer::RedisServer(std::vector<std::string> extra_args)
-    : port_(free_port()), extra_args_(std::move(extra_args)) {
-  start();
+RedisServer::RedisServer(std::vector<std::string> extra_args) : extra_args_(std::move(extra_args)) {
+  // A port that was free when free_port() closed its acceptor can be taken before redis-server
+  // binds it (another test's outgoing connection picks ports from the same ephemeral range); a
+  // cluster node also binds a second port, the cluster bus, which Redis would otherwise put at
+  // port + 10000 without asking whether that one is free. Both are chosen here, and a start that
+  // lost the race is tried again on new ports.
+  constexpr int kAttempts = 5;
+  for (int attempt = 1;; ++attempt) {
+    port_ = free_port();
+    cluster_bus_port_ = wants_a_cluster_bus(extra_args_) ? free_port() : 0;
+    try {
+      start();
+      return;
+    } catch (const std::runtime_error& error) {
+      if (attempt == kAttempts || !lost_a_bind_race(error.what())) {
+        throw;
+      }
+    }
+  }
 }
 
 RedisServer::~RedisServer() {
@@ -68,6 +92,9 @@ void RedisServer::start() {
                                 "--loglevel",
                                 "notice"};
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
+  if (cluster_bus_port_ != 0) {
+    argv.insert(argv.end(), {"--cluster-port", std::to_string(cluster_bus_port_)});
+  }
   process_ = std::make_unique<ChildProcess>(std::move(argv));
   if (!process_->wait_for_line("Ready to accept connections", kDefaultTimeout)) {
     const std::string output = process_->output();

@@ -16,8 +16,10 @@ namespace sluice::testing {
 
 /// A real `redis-server` (path from the SLUICE_REDIS_SERVER compile definition that
 /// sluice_test_harness carries) for tests, on 127.0.0.1 and a free port, without persistence and
-/// with DEBUG enabled (DEBUG SLEEP makes it slow on purpose). The constructor returns once it
-/// accepts connections and throws std::runtime_error (with its output) otherwise. stop() and
+/// with DEBUG enabled (DEBUG SLEEP makes it slow on purpose). A cluster node
+/// ("--cluster-enabled") gets a free port for its cluster bus as well. The constructor returns
+/// once it accepts connections, trying new ports when another process took one first, and throws
+/// std::runtime_error (with its output) otherwise. stop() and
 /// start() kill and restart it on the same port, as an outage does.
 ///
 /// Thread-safety: confined to the test's thread, except command(), which opens its own
@@ -31,6 +33,8 @@ class RedisServer {
   RedisServer& operator=(const RedisServer&) = delete;
 
   [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+  /// The cluster bus' port (CLUSTER MEET needs it); 0 unless a cluster node.
+  [[nodiscard]] std::uint16_t cluster_bus_port() const noexcept { return cluster_bus_port_; }
 
   /// SIGKILL: gone at once, like a crashed or unreachable Redis.
   void stop();
@@ -52,6 +56,7 @@ class RedisServer {
 
  private:
   std::uint16_t port_ = 0;
+  std::uint16_t cluster_bus_port_ = 0;  // 0: not a cluster node
   std::vector<std::string> extra_args_;
   std::unique_ptr<ChildProcess> process_;
 };

@@ -65,6 +65,22 @@ class RedisClusterTest : public ::testing::Test {
   }
 };
 
+// The harness' own footing: a node's cluster bus is on a port the harness found free, not on
+// Redis' default of port + 10000, which nobody checked and another test's connection could hold
+// (a CI run failed that way, "bind: Address already in use" on the bus).
+TEST_F(RedisClusterTest, EachNodesBusIsOnAPortTheHarnessFoundFree) {
+  std::set<std::uint16_t> ports;
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    const auto& node = cluster.node(i);
+    ASSERT_NE(node.cluster_bus_port(), 0U);
+    EXPECT_EQ(node.command({"CONFIG", "GET", "cluster-port"}),
+              "cluster-port," + std::to_string(node.cluster_bus_port()));
+    ports.insert(node.port());
+    ports.insert(node.cluster_bus_port());
+  }
+  EXPECT_EQ(ports.size(), 2 * cluster.size());
+}
+
 TEST_F(RedisClusterTest, SlotsAreTheOnesRedisComputes) {
   for (const std::string key :
        {"a", "sluice:{p:0123456789abcdef}", "{user1000}.following", "foo{}{bar}", "foo{{bar}}zap",
