@@ -7,8 +7,9 @@
 #
 # usage: tests/bench/peer_compare.sh [throughput] [pinned] [limits] [accesslog] [redis] [idle]
 #                                     [stream] [tls] [websocket] [h2] [keys] [syscalls]
+#                                     [tlssyscalls]
 #        (default: the first ten; `keys` runs only when named: it holds a million keys, and
-#        `syscalls` only when named: it needs strace and ptrace rights)
+#        `syscalls` and `tlssyscalls` only when named: they need strace and ptrace rights)
 #   throughput  wrk keep-alive load through every target, no CPU pinning, rounds interleaved
 #               (direct sluice-1 sluice-2 nginx-1 nginx-2 haproxy-1 haproxy-2, then again ...)
 #   pinned      the same for the 1-worker targets: proxy on cpu 0, wrk + backend on cpu 1
@@ -39,6 +40,8 @@
 #               proxied request by name and how many of them failed (a read that found nothing
 #               is a failed receive, EAGAIN). strace slows what it traces: only the counts per
 #               request mean something here, not the rates (syscalls.tsv)
+#   tlssyscalls the same for sluice-tls and nginx-tls under the tlsnew load (one request per
+#               TLS connection): system calls per new TLS connection
 #   idle        RSS of sluice (and nginx) holding IDLE_CONNS idle keep-alive client connections
 #   stream      sluice's peak RSS growth while STREAM_BYTES stream down (/bytes) and up (/echo)
 #   tls         HTTPS, pinned like `pinned`, sluice-tls against nginx-tls (1 worker each, the same
@@ -881,10 +884,18 @@ throughput_phase() {
 # calls per proxied request, by name, with the failed ones (docs/benchmarks.md, "Limits at
 # scale": a read that finds nothing costs a failed receive). One line per target and system call
 # in syscalls.tsv.
+# With `tlsnew`: sluice-tls and nginx-tls under the tlsnew variant's load (one request per TLS
+# connection), so the counts are per new TLS connection.
 syscalls_phase() {
-  local targets=(sluice-1 nginx-1 haproxy-1) started=() t p out wrk_out tracer requests non2xx
-  local proxy_cpus=0 other_cpus=1 pids
-  [[ -z $BASELINE_BIN ]] || targets+=(base-1)
+  local variant=${1:-plain} targets=(sluice-1 nginx-1 haproxy-1) started=() t p out wrk_out
+  local proxy_cpus=0 other_cpus=1 pids tracer requests non2xx
+  WRK_SCRIPT=() WRK_SCRIPT_ARGS=() WRK_SCHEME=http WRK_HEADERS=()
+  if [[ $variant == tlsnew ]]; then
+    make_cert
+    targets=(sluice-tls nginx-tls)
+    WRK_SCHEME=https WRK_HEADERS=(-H "Connection: close")
+  fi
+  [[ -z $BASELINE_BIN || $variant == tlsnew ]] || targets+=(base-1)
   if ! command -v strace >/dev/null; then
     log "installing strace with apt"
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
@@ -895,7 +906,7 @@ syscalls_phase() {
     meta syscalls.skipped "strace unavailable"
     return 0
   fi
-  log "=== SYSCALLS: each proxy once under strace -c; pinned like PINNED ==="
+  log "=== SYSCALLS ($variant): each proxy once under strace -c; pinned like PINNED ==="
   pinning_available || proxy_cpus="" other_cpus=""
   enter_phase syscalls
   pin_cmd "$other_cpus"
@@ -1619,10 +1630,10 @@ main() {
   for s in "${sections[@]}"; do
     case $s in
       throughput | pinned | limits | accesslog | redis | idle | stream | tls | h2 | keys) ;;
-      syscalls) ;;
+      syscalls | tlssyscalls) ;;
       websocket) NEED_WS_LOAD=1 ;;
       *) die "unknown section '$s' (throughput, pinned, limits, accesslog, redis, idle, stream," \
-        "tls, websocket, h2, keys, syscalls)" ;;
+        "tls, websocket, h2, keys, syscalls, tlssyscalls)" ;;
     esac
   done
   [[ $LIMIT_KEYS =~ ^[1-9][0-9]*$ ]] || die "LIMIT_KEYS must be a positive integer"
@@ -1678,7 +1689,8 @@ main() {
       websocket) websocket_phase ;;
       h2) h2_phase ;;
       keys) keys_phase ;;
-      syscalls) syscalls_phase ;;
+      syscalls) syscalls_phase plain ;;
+      tlssyscalls) syscalls_phase tlsnew ;;
     esac
   done
 

@@ -861,7 +861,9 @@ def syscalls_lines(figures: dict, meta: dict) -> list:
         return []
     lines = ["### SYSCALLS: system calls per proxied request (`strace -c -f`, one run each, "
              "pinned like PINNED)", "",
-             "strace slows the process it traces: read the calls per request, not the rates.", "",
+             "strace slows the process it traces: read the calls per request, not the rates. "
+             "The TLS targets (section `tlssyscalls`) answer one request per connection: their "
+             "figures are per new TLS connection.", "",
              "| target | requests traced | all | failed | receives (failed) | sends | "
              "epoll_wait | epoll_ctl |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
