@@ -205,6 +205,39 @@ class DrainedWaitOp : public ad::reactor_op {
   ad::handler_work<Handler, IoExecutor> work_;
 };
 
+/// Starts reactor operation `p` of `op_type` on the socket or acceptor `impl` (Asio's
+/// reactive_socket_service implementation) as Asio's own operations start: registered for
+/// cancellation by its handler's slot, the descriptor made non-blocking first if it is not yet
+/// (once), then handed to the reactor; `speculative` tries it at once.
+template <typename Op, typename Impl>
+void start_reactor_op(ad::reactor& reactor, Impl& impl, typename Op::ptr& p, int op_type,
+                      bool speculative) {
+  const bool is_continuation = boost_asio_handler_cont_helpers::is_continuation(p.p->handler_);
+  auto slot = boost::asio::get_associated_cancellation_slot(p.p->handler_);
+  if (slot.is_connected()) {
+    p.p->cancellation_key_ = &slot.template emplace<OpCancellation>(&reactor, &impl.reactor_data_,
+                                                                    impl.socket_, op_type);
+  }
+  if ((impl.state_ & ad::socket_ops::non_blocking) != 0 ||
+      ad::socket_ops::set_internal_non_blocking(impl.socket_, impl.state_, true, p.p->ec_)) {
+    t_starting = p.p;
+    reactor.start_op(op_type, impl.socket_, impl.reactor_data_, p.p, is_continuation, speculative);
+    t_starting = nullptr;
+  } else {
+    reactor.post_immediate_completion(p.p, is_continuation);
+  }
+  p.v = p.p = nullptr;
+}
+
+/// The io_context's reactor for `io_object`, looked up once into `cached`.
+template <typename IoObject>
+ad::reactor& reactor_of(IoObject& io_object, void*& cached) {
+  if (cached == nullptr) {
+    cached = &boost::asio::use_service<ad::reactor>(io_object.get_executor().context());
+  }
+  return *static_cast<ad::reactor*>(cached);
+}
+
 }  // namespace edge_detail
 #endif
 
@@ -237,6 +270,40 @@ class EdgeTriggeredSocket : public boost::asio::basic_stream_socket<Protocol, Ex
   EdgeTriggeredSocket(const EdgeTriggeredSocket&) = delete;
   EdgeTriggeredSocket& operator=(const EdgeTriggeredSocket&) = delete;
   ~EdgeTriggeredSocket() = default;
+
+  /// Takes `descriptor`, a connection that accept4() returned non-blocking and close-on-exec
+  /// (core::EdgeTriggeredAcceptor's): Asio is told it is non-blocking already, so no `ioctl`
+  /// precedes the first operation, and that no other descriptor shares its file, so closing it
+  /// leaves the epoll registration to close() instead of an `epoll_ctl` (Asio assumes a
+  /// descriptor it did not make may be a dup). On failure `ec` says why and the caller still
+  /// owns `descriptor`.
+  void adopt_accepted(const Protocol& protocol, int descriptor, boost::system::error_code& ec) {
+    this->assign(protocol, descriptor, ec);
+#if SLUICE_EDGE_TRIGGERED_READS
+    if (!ec) {
+      namespace ops = boost::asio::detail::socket_ops;
+      auto& state = this->impl_.get_implementation().state_;
+      state =
+          static_cast<ops::state_type>((state & ~ops::possible_dup) | ops::internal_non_blocking);
+    }
+#endif
+  }
+
+  using Base::non_blocking;
+  /// As Asio's, without its `ioctl` when the descriptor is non-blocking already: made so by
+  /// accept4 (adopt_accepted()) or by Asio before its first asynchronous operation.
+  void non_blocking(bool mode, boost::system::error_code& ec) {
+#if SLUICE_EDGE_TRIGGERED_READS
+    namespace ops = boost::asio::detail::socket_ops;
+    auto& state = this->impl_.get_implementation().state_;
+    if (mode && (state & ops::internal_non_blocking) != 0) {
+      state = static_cast<ops::state_type>(state | ops::user_set_non_blocking);
+      ec = {};
+      return;
+    }
+#endif
+    Base::non_blocking(mode, ec);
+  }
 
   template <typename Buffers, typename Token>
   auto async_read_some(const Buffers& buffers, Token&& token) {
@@ -281,11 +348,7 @@ class EdgeTriggeredSocket : public boost::asio::basic_stream_socket<Protocol, Ex
  private:
   /// The io_context's reactor, looked up once per socket (a socket stays on its context).
   boost::asio::detail::reactor& reactor() {
-    if (reactor_ == nullptr) {
-      reactor_ =
-          &boost::asio::use_service<boost::asio::detail::reactor>(this->get_executor().context());
-    }
-    return *static_cast<boost::asio::detail::reactor*>(reactor_);
+    return edge_detail::reactor_of(*this, reactor_);
   }
 
   /// Whether receives report what they leave in the queue (TCP_INQ, Linux 4.18), enabled on
@@ -302,29 +365,6 @@ class EdgeTriggeredSocket : public boost::asio::basic_stream_socket<Protocol, Ex
     return inq_ == Inq::kOn;
   }
 
-  template <typename Op, typename Handler>
-  void start(Handler& handler, typename Op::ptr& p, int op_type, bool speculative) {
-    namespace ad = boost::asio::detail;
-    auto& impl = this->impl_.get_implementation();
-    ad::reactor& reactor = this->reactor();
-    const bool is_continuation = boost_asio_handler_cont_helpers::is_continuation(handler);
-    auto slot = boost::asio::get_associated_cancellation_slot(p.p->handler_);
-    if (slot.is_connected()) {
-      p.p->cancellation_key_ = &slot.template emplace<edge_detail::OpCancellation>(
-          &reactor, &impl.reactor_data_, impl.socket_, op_type);
-    }
-    if ((impl.state_ & ad::socket_ops::non_blocking) != 0 ||
-        ad::socket_ops::set_internal_non_blocking(impl.socket_, impl.state_, true, p.p->ec_)) {
-      edge_detail::t_starting = p.p;
-      reactor.start_op(op_type, impl.socket_, impl.reactor_data_, p.p, is_continuation,
-                       speculative);
-      edge_detail::t_starting = nullptr;
-    } else {
-      reactor.post_immediate_completion(p.p, is_continuation);
-    }
-    p.v = p.p = nullptr;
-  }
-
   template <typename Handler>
   void start_receive(Handler handler, boost::asio::mutable_buffer buffer) {
     using Op = edge_detail::ReceiveOp<Handler, Executor>;
@@ -336,7 +376,8 @@ class EdgeTriggeredSocket : public boost::asio::basic_stream_socket<Protocol, Ex
       p.v = p.p = nullptr;
       return;
     }
-    start<Op>(p.p->handler_, p, boost::asio::detail::reactor::read_op, true);
+    edge_detail::start_reactor_op<Op>(reactor(), this->impl_.get_implementation(), p,
+                                      boost::asio::detail::reactor::read_op, true);
   }
 
   template <typename Handler>
@@ -344,10 +385,11 @@ class EdgeTriggeredSocket : public boost::asio::basic_stream_socket<Protocol, Ex
     using Op = edge_detail::DrainedWaitOp<Handler, Executor>;
     typename Op::ptr p = {std::addressof(handler), Op::ptr::allocate(handler), nullptr};
     p.p = new (p.v) Op(boost::system::error_code(), handler, this->impl_.get_executor());
-    start<Op>(p.p->handler_, p,
-              what == Base::wait_read ? boost::asio::detail::reactor::read_op
-                                      : boost::asio::detail::reactor::write_op,
-              true);
+    edge_detail::start_reactor_op<Op>(reactor(), this->impl_.get_implementation(), p,
+                                      what == Base::wait_read
+                                          ? boost::asio::detail::reactor::read_op
+                                          : boost::asio::detail::reactor::write_op,
+                                      true);
   }
 #endif
 

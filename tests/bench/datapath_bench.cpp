@@ -190,7 +190,7 @@ class Gateway {
       throw std::runtime_error("bench gateway: cannot listen");
     }
     port_ = acceptor.local_endpoint().port();
-    worker_.add_listener(std::move(acceptor), {.name = "bench"});
+    worker_.add_listener(proxy::Acceptor(std::move(acceptor)), {.name = "bench"});
     worker_.start();
     thread_ = std::thread([this] { worker_.context().run(); });
   }

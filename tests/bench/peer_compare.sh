@@ -78,9 +78,10 @@
 #                    auto = nginx when installed, else demo (why: docs/benchmarks.md)
 #   BIN_DIR [build/bin]  OUT_DIR [build/bench/peers]
 #   BASELINE_BIN [unset]  another sluice binary (say the build before a change), measured beside
-#                    BIN_DIR's as base-1 and base-2 in the throughput section and base-1 in the
-#                    pinned one, in the same interleaved rounds: a before/after comparison whose
-#                    ratio (sluice-N / base-N per round) the summary prints
+#                    BIN_DIR's as base-1 and base-2 in the throughput section, base-1 in the
+#                    pinned and syscalls ones and base-tls in the tls and tlssyscalls ones, in
+#                    the same interleaved rounds: a before/after comparison whose ratio
+#                    (sluice-N / base-N per round) the summary prints
 #   TARGETS [all]    space-separated target names: the throughput, pinned, limits, websocket and
 #                    h2 sections measure only those of their targets (e.g. TARGETS="nginx-limit_req
 #                    haproxy-stick-table" limits; TARGETS=nginx-ws websocket, which also holds
@@ -583,6 +584,7 @@ start_target() {
       REDIS_SHA=$(sed -nE 's/.*window_script=([0-9a-f]+).*/\1/p' <<<"$READY_LINE")
       ;;
     sluice-*) start_sluice "$name" "$workers" "$cpus" ;;
+    base-tls) SLUICE_BIN=$BASE_SLUICE_BIN start_sluice "$name" 1 "$cpus" 30000 sluice-tls.json.in ;;
     base-*) SLUICE_BIN=$BASE_SLUICE_BIN start_sluice "$name" "$workers" "$cpus" ;;
     nginx-*)
       ((HAVE_NGINX)) || {
@@ -773,12 +775,14 @@ throughput_phase() {
     tls)
       proxy_cpus=0 other_cpus=1
       targets=(sluice-tls nginx-tls)
+      [[ -z $BASELINE_BIN ]] || targets+=(base-tls)
       WRK_SCHEME=https
       log "=== TLS: keep-alive HTTPS (TLS 1.3, ECDSA P-256), pinned like PINNED ==="
       ;;
     tlsnew)
       proxy_cpus=0 other_cpus=1
       targets=(sluice-tls nginx-tls)
+      [[ -z $BASELINE_BIN ]] || targets+=(base-tls)
       WRK_SCHEME=https WRK_HEADERS=(-H "Connection: close")
       log "=== TLS NEW CONNECTIONS: one request per TLS connection (a full handshake each)," \
         "pinned like PINNED ==="
@@ -895,7 +899,9 @@ syscalls_phase() {
     targets=(sluice-tls nginx-tls)
     WRK_SCHEME=https WRK_HEADERS=(-H "Connection: close")
   fi
-  [[ -z $BASELINE_BIN || $variant == tlsnew ]] || targets+=(base-1)
+  if [[ -n $BASELINE_BIN ]]; then
+    [[ $variant == tlsnew ]] && targets+=(base-tls) || targets+=(base-1)
+  fi
   if ! command -v strace >/dev/null; then
     log "installing strace with apt"
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \

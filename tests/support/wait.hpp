@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <functional>
 #include <string_view>
@@ -33,6 +34,19 @@ namespace sluice::testing {
     }
     std::this_thread::sleep_for(interval);
   }
+}
+
+/// Runs `ioc` (on this thread, in slices of 10 ms) until `done` holds or `timeout` has passed;
+/// true when done: for unit tests that drive an io_context themselves and wait for a handler.
+template <typename Done>
+[[nodiscard]] bool run_until(boost::asio::io_context& ioc, Done done,
+                             std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    ioc.restart();
+    ioc.run_for(std::chrono::milliseconds(10));
+  }
+  return done();
 }
 
 }  // namespace sluice::testing

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <memory_resource>
 
+#include "gateway/core/edge_triggered_acceptor.hpp"
 #include "gateway/core/edge_triggered_socket.hpp"
 
 namespace sluice::proxy {
@@ -26,8 +27,8 @@ using tcp = net::ip::tcp;
 /// it by type: no type-erased executor is copied per operation (docs/architecture.md,
 /// "Threads").
 using Executor = net::io_context::executor_type;
-using Socket = core::TcpSocket;  ///< reads trust edge-triggered readiness (its header says why)
-using Acceptor = net::basic_socket_acceptor<tcp, Executor>;
+using Socket = core::TcpSocket;      ///< reads trust edge-triggered readiness (its header says why)
+using Acceptor = core::TcpAcceptor;  ///< accepts with accept4 (its header says why)
 using Resolver = net::ip::basic_resolver<tcp, Executor>;
 
 /// A data-path coroutine.

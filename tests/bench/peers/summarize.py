@@ -34,6 +34,7 @@ LABELS = {
     "sluice-2": "sluice threads=2",
     "base-1": "sluice threads=1, the baseline build (BASELINE_BIN)",
     "base-2": "sluice threads=2, the baseline build (BASELINE_BIN)",
+    "base-tls": "sluice threads=1, HTTPS, the baseline build (BASELINE_BIN)",
     "nginx-1": "nginx 1 worker",
     "nginx-2": "nginx 2 workers",
     "haproxy-1": "haproxy nbthread 1",
@@ -274,15 +275,15 @@ def ratios(targets: dict) -> list:
 
 
 def baseline_lines(raw: list, variant: str) -> list:
-    """Before and after in the same rounds: sluice-N / base-N per round (req/s and CPU per
-    request), their medians and ranges, beside each build's ratio to nginx-N."""
+    """Before and after in the same rounds: sluice-N / base-N (N: 1, 2 or tls) per round (req/s
+    and CPU per request), their medians and ranges, beside each build's ratio to nginx-N."""
     rounds: dict = {}
     for row in raw:
         if row["variant"] == variant:
             rounds.setdefault(row["round"], {})[row["target"]] = row
     lines = []
-    for workers in ("1", "2"):
-        new, base, peer = f"sluice-{workers}", f"base-{workers}", f"nginx-{workers}"
+    for kind in ("1", "2", "tls"):
+        new, base, peer = f"sluice-{kind}", f"base-{kind}", f"nginx-{kind}"
         pairs = [(number(r[new]["rps"]), number(r[base]["rps"]), number(r[new]["cpu_us_per_req"]),
                   number(r[base]["cpu_us_per_req"]), number(r.get(peer, {}).get("rps")))
                  for r in rounds.values() if new in r and base in r]
@@ -481,7 +482,7 @@ def throughput_tables(summary: dict, meta: dict, raw: list) -> list:
                              f"{meta.get('limit_keys', '?')}): " + "; ".join(keys) + ".")
             lines.append("")
             lines += limits_lines(limits_comparison(targets, raw), targets, notes)
-        if variant in ("shared", "pinned"):
+        if variant in ("shared", "pinned", "tls", "tlsnew"):
             lines += baseline_lines(raw, variant)
         if variant == "redis":
             lines += redis_lines(targets, meta)

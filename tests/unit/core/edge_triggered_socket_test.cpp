@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/wait.hpp"
+
 namespace sluice::core {
 namespace {
 
@@ -56,12 +58,7 @@ class EdgeTriggeredSocketTest : public ::testing::Test {
   /// Runs the loop until `done` or 5 s have passed; true when done.
   template <typename Done>
   bool run_until(Done done) {
-    const auto deadline = std::chrono::steady_clock::now() + 5s;
-    while (!done() && std::chrono::steady_clock::now() < deadline) {
-      ioc_.restart();
-      ioc_.run_for(10ms);
-    }
-    return done();
+    return sluice::testing::run_until(ioc_, std::move(done));
   }
   ReadResult read(std::size_t size) {
     auto result = start_read(size);

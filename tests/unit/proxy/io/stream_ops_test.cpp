@@ -24,7 +24,8 @@ namespace {
 class StreamOpsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Acceptor acceptor(ioc_.get_executor(), tcp::endpoint(net::ip::address_v4::loopback(), 0));
+    net::basic_socket_acceptor<tcp, Executor> acceptor(
+        ioc_.get_executor(), tcp::endpoint(net::ip::address_v4::loopback(), 0));
     client_.connect(acceptor.local_endpoint());
     acceptor.accept(server_);
     StreamOps<Socket>::prepare(client_);
