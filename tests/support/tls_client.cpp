@@ -59,25 +59,43 @@ TlsClient::TlsClient(std::uint16_t port, const Options& options, std::chrono::mi
 
 TlsClient::~TlsClient() = default;
 
-Response TlsClient::get(std::string_view target, const Headers& headers) {
+void TlsClient::send_get(std::string_view target, const Headers& headers) {
   http::request<http::string_body> req{http::verb::get, target, 11};
   req.set(http::field::host, server_name_);
   for (const auto& [name, value] : headers) {
     req.set(name, value);
   }
-  auto& lowest = beast::get_lowest_layer(*stream_);
-  lowest.expires_after(timeout_);
+  beast::get_lowest_layer(*stream_).expires_after(timeout_);
   if (auto ec =
           run_tls_io(ioc_, [&](auto handler) { http::async_write(*stream_, req, handler); })) {
     throw std::runtime_error("TlsClient GET " + std::string(target) + ": write: " + ec.message());
   }
+}
+
+Response TlsClient::read_response(std::string_view target) {
   Response res;
-  lowest.expires_after(timeout_);
+  beast::get_lowest_layer(*stream_).expires_after(timeout_);
   if (auto ec = run_tls_io(
           ioc_, [&](auto handler) { http::async_read(*stream_, buffer_, res, handler); })) {
     throw std::runtime_error("TlsClient GET " + std::string(target) + ": read: " + ec.message());
   }
   return res;
+}
+
+Response TlsClient::get(std::string_view target, const Headers& headers) {
+  send_get(target, headers);
+  return read_response(target);
+}
+
+std::vector<Response> TlsClient::pipeline(const std::vector<std::string>& targets) {
+  for (const auto& target : targets) {
+    send_get(target, {});
+  }
+  std::vector<Response> responses;
+  for (const auto& target : targets) {
+    responses.push_back(read_response(target));
+  }
+  return responses;
 }
 
 std::string TlsClient::peer_subject() const {

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tests/support/http_client.hpp"
 #include "tests/support/timeouts.hpp"
@@ -47,6 +48,9 @@ class TlsClient {
   /// Sends one GET and reads its response; throws on any failure (a TLS 1.3 server refuses a
   /// client certificate only after the client's handshake, so that shows here).
   Response get(std::string_view target, const Headers& headers = {});
+  /// Sends a GET of each target, each in its own TLS record, before reading any response (so
+  /// the records reach the server together), then reads the responses in order.
+  std::vector<Response> pipeline(const std::vector<std::string>& targets);
   /// The server certificate's subject, as OpenSSL prints it one line ("/CN=api").
   [[nodiscard]] std::string peer_subject() const;
   /// The server certificate's serial number, in hex.
@@ -55,6 +59,9 @@ class TlsClient {
   void close();
 
  private:
+  void send_get(std::string_view target, const Headers& headers);
+  Response read_response(std::string_view target);
+
   boost::asio::io_context ioc_;
   boost::asio::ssl::context ctx_;
   std::unique_ptr<boost::beast::ssl_stream<boost::beast::tcp_stream>> stream_;

@@ -13,6 +13,7 @@
 #include "tests/support/child_process.hpp"
 #include "tests/support/metrics_text.hpp"
 #include "tests/support/test_pki.hpp"
+#include "tests/support/tls_client.hpp"
 #include "tests/support/tls_command_line.hpp"
 #include "tests/support/wait.hpp"
 
@@ -93,6 +94,21 @@ TEST_F(TlsTest, ASessionIsResumedFromItsTicket) {
     r = s_client(port, {version, "-servername", "api.example.test", "-sess_in", session});
     EXPECT_NE(r.out.find("Reused, TLSv1."), std::string::npos) << r.out;
   }
+}
+
+// OpenSSL reads ahead (one receive takes every record that has arrived): records it holds
+// must be served without waiting for the socket to become readable again, which it never would.
+TEST_F(TlsTest, RequestsArrivingTogetherInSeparateRecordsAreAllAnswered) {
+  SluiceProcess gateway(config);
+  TlsClient client(gateway.listener_port("secure"), {"api.example.test", pki.ca_cert()});
+  const std::vector<std::string> targets = {"/ok", "/bytes/100", "/ok", "/bytes/20000", "/ok"};
+  const auto responses = client.pipeline(targets);
+  ASSERT_EQ(responses.size(), targets.size());
+  for (std::size_t i = 0; i < responses.size(); ++i) {
+    EXPECT_EQ(responses[i].result_int(), 200) << targets[i];
+  }
+  EXPECT_EQ(responses[3].body().size(), 20000U);
+  EXPECT_EQ(client.get("/ok").result_int(), 200) << "and the connection goes on";
 }
 
 TEST_F(TlsTest, LargeBodiesStreamBothWaysOverTls) {
