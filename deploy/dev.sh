@@ -47,9 +47,10 @@ readonly TOOLCHAIN_PACKAGES=(g++ cmake ninja-build clang-format dpkg-dev clang l
 # the test skips its check without it. The dashboard test (tests/ui): chromium, run headless
 # as a real browser over the DevTools protocol, and fonts-dejavu-core so its screenshot has text.
 # The identity tests (tests/integration/identity): python3-cryptography signs the tokens and
-# makes the key server's certificate, a JOSE signer independent of sluice's reader.
+# makes the key server's certificate, a JOSE signer independent of sluice's reader. The gRPC
+# tests (tests/integration/grpc): python3-grpcio, Google's gRPC, as real client and server.
 readonly TEST_TOOL_PACKAGES=(python3 python3-yaml python3-websockets python3-cryptography openssl
-  curl nghttp2-client systemd chromium fonts-dejavu-core)
+  curl nghttp2-client systemd chromium fonts-dejavu-core python3-grpcio)
 
 # Seconds each fuzz target runs in `dev.sh test` (CI): long enough to replay its corpus and
 # mutate a little, short enough for the CI budget.

@@ -21,6 +21,13 @@ enum class Balance { kRoundRobin, kLeastRequest, kRandom };
 /// The JSON spelling: "round_robin", "least_request", "random".
 std::string_view to_string(Balance balance);
 
+/// What a backend speaks (docs/grpc.md "HTTP/2 to backends"): HTTP/1.1, HTTP/2 over TLS (ALPN
+/// `h2`), or HTTP/2 over plain TCP by prior knowledge.
+enum class UpstreamProtocol { kHttp1, kH2, kH2c };
+
+/// The JSON spelling: "http1", "h2", "h2c".
+std::string_view to_string(UpstreamProtocol protocol);
+
 /// Parameters of the adaptive breaker (docs/behaviour.md "Breakers"); window % buckets == 0 (in
 /// ms).
 struct BreakerConfig {
@@ -30,6 +37,9 @@ struct BreakerConfig {
   std::chrono::milliseconds window{10000};
   std::uint32_t buckets = 40;
   std::vector<int> failure_statuses{500, 502, 503, 504};
+  /// gRPC statuses from the backend that count as failures (docs/grpc.md): UNAVAILABLE,
+  /// DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED.
+  std::vector<int> failure_grpc_statuses{14, 4, 8};
 
   bool operator==(const BreakerConfig&) const = default;
 };
@@ -39,12 +49,17 @@ struct BreakerConfig {
 /// `expected_statuses`; `unhealthy_threshold` failures in a row take an endpoint out,
 /// `healthy_threshold` passes in a row bring it back.
 struct HealthCheckConfig {
+  /// `http`: a GET of `path`; `grpc`: the gRPC Health Checking Protocol's
+  /// `grpc.health.v1.Health/Check` for `service` over HTTP/2 (docs/grpc.md "Health checks").
+  enum class Type { kHttp, kGrpc };
   std::string path = "/healthz";
   std::chrono::milliseconds interval{5000};
   std::chrono::milliseconds timeout{1000};
   std::uint32_t healthy_threshold = 2;
   std::uint32_t unhealthy_threshold = 3;
   std::vector<int> expected_statuses{200};
+  Type type = Type::kHttp;
+  std::string service;  ///< grpc: the service asked about ("" = the server as a whole)
 
   bool operator==(const HealthCheckConfig&) const = default;
 };
@@ -95,6 +110,8 @@ struct BackendConfig {
   std::chrono::milliseconds connect_timeout{1000};
   std::chrono::milliseconds timeout{15000};
   std::uint32_t max_idle_per_endpoint = 64;
+  UpstreamProtocol protocol = UpstreamProtocol::kHttp1;
+  std::uint32_t max_streams_per_connection = 100;  // h2/h2c: streams sharing one connection
   BreakerConfig breaker;
   std::optional<BackendTlsConfig> tls;            // set and enabled: connections to it speak TLS
   std::optional<HealthCheckConfig> health_check;  // absent: no active checks

@@ -15,6 +15,18 @@ std::string_view to_string(Balance balance) {
   return "unknown";
 }
 
+std::string_view to_string(UpstreamProtocol protocol) {
+  switch (protocol) {
+    case UpstreamProtocol::kHttp1:
+      return "http1";
+    case UpstreamProtocol::kH2:
+      return "h2";
+    case UpstreamProtocol::kH2c:
+      return "h2c";
+  }
+  return "unknown";
+}
+
 std::string_view to_string(LimitMode mode) {
   switch (mode) {
     case LimitMode::kEnforce:

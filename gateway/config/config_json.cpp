@@ -173,13 +173,26 @@ json to_json(const LimitPolicyConfig& policy) {
 }
 
 json to_json(const BreakerConfig& breaker) {
-  return {{"enabled", breaker.enabled},       {"k", breaker.k},
-          {"protection", breaker.protection}, {"window_ms", breaker.window.count()},
-          {"buckets", breaker.buckets},       {"failure_statuses", breaker.failure_statuses}};
+  return {{"enabled", breaker.enabled},
+          {"k", breaker.k},
+          {"protection", breaker.protection},
+          {"window_ms", breaker.window.count()},
+          {"buckets", breaker.buckets},
+          {"failure_statuses", breaker.failure_statuses},
+          {"failure_grpc_statuses", breaker.failure_grpc_statuses}};
 }
 
 json to_json(const HealthCheckConfig& check) {
-  return {{"path", check.path},
+  if (check.type == HealthCheckConfig::Type::kGrpc) {
+    return {{"type", "grpc"},
+            {"service", check.service},
+            {"interval_ms", check.interval.count()},
+            {"timeout_ms", check.timeout.count()},
+            {"healthy_threshold", check.healthy_threshold},
+            {"unhealthy_threshold", check.unhealthy_threshold}};
+  }
+  return {{"type", "http"},
+          {"path", check.path},
           {"interval_ms", check.interval.count()},
           {"timeout_ms", check.timeout.count()},
           {"healthy_threshold", check.healthy_threshold},
@@ -227,6 +240,8 @@ json to_json(const BackendConfig& backend) {
            {"connect_timeout_ms", backend.connect_timeout.count()},
            {"timeout_ms", backend.timeout.count()},
            {"max_idle_per_endpoint", backend.max_idle_per_endpoint},
+           {"protocol", to_string(backend.protocol)},
+           {"max_streams_per_connection", backend.max_streams_per_connection},
            {"breaker", to_json(backend.breaker)}};
   if (backend.tls) {
     const BackendTlsConfig& tls = *backend.tls;

@@ -74,6 +74,23 @@ void parse_retry_on(ObjectReader& reader, RetryConfig& retry) {
 
 HealthCheckConfig parse_health_check(ObjectReader& reader) {
   HealthCheckConfig check;
+  if (auto type = reader.string("type")) {
+    if (*type == "grpc") {
+      check.type = HealthCheckConfig::Type::kGrpc;
+    } else if (*type != "http") {
+      reader.report("type", R"(must be "http" or "grpc")");
+    }
+  }
+  if (auto service = reader.string("service")) {
+    if (check.type != HealthCheckConfig::Type::kGrpc) {
+      reader.report("service", R"(is for "type": "grpc")");
+    } else if (!std::all_of(service->begin(), service->end(),
+                            [](char c) { return c > ' ' && c < 127; })) {
+      reader.report("service", "must be printable ASCII without spaces");
+    } else {
+      check.service = std::move(*service);
+    }
+  }
   if (auto path = reader.string("path")) {
     if (is_check_path(*path)) {
       check.path = std::move(*path);
@@ -94,6 +111,13 @@ HealthCheckConfig parse_health_check(ObjectReader& reader) {
   }
   if (check.timeout > check.interval) {
     reader.report("timeout_ms", "must not exceed interval_ms");
+  }
+  if (check.type == HealthCheckConfig::Type::kGrpc) {
+    for (const std::string_view key : {"path", "expected_statuses"}) {
+      if (reader.has(key)) {
+        reader.report(key, R"(is for "type": "http" (gRPC checks ask Health/Check))");
+      }
+    }
   }
   return check;
 }

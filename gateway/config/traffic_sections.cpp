@@ -16,6 +16,8 @@ namespace {
 
 constexpr std::array kLimitModes{LimitMode::kEnforce, LimitMode::kShadow};
 constexpr std::array kBalances{Balance::kRoundRobin, Balance::kLeastRequest, Balance::kRandom};
+constexpr std::array kUpstreamProtocols{UpstreamProtocol::kHttp1, UpstreamProtocol::kH2,
+                                        UpstreamProtocol::kH2c};
 constexpr std::uint32_t kMaxRequests = 4294967295U;
 
 // Calls fn(name, ObjectReader&) for every member of the object section `key` (a map of named
@@ -56,16 +58,18 @@ LimitPolicyConfig parse_policy(ObjectReader& reader) {
   return policy;
 }
 
-std::vector<int> parse_failure_statuses(ObjectReader& reader, std::vector<int> fallback) {
-  const auto* list = reader.array("failure_statuses");
+std::vector<int> parse_failure_statuses(ObjectReader& reader, std::vector<int> fallback,
+                                        std::string_view key = "failure_statuses", int min = 100,
+                                        int max = 599) {
+  const auto* list = reader.array(key);
   if (list == nullptr) {
     return fallback;
   }
   std::vector<int> statuses;
-  const auto list_path = reader.path_of("failure_statuses");
+  const auto list_path = reader.path_of(key);
   for (std::size_t i = 0; i < list->size(); ++i) {
     const auto status =
-        read_integer((*list)[i], element_path(list_path, i), 100, 599, reader.problems());
+        read_integer((*list)[i], element_path(list_path, i), min, max, reader.problems());
     if (status) {
       statuses.push_back(static_cast<int>(*status));
     }
@@ -87,6 +91,8 @@ BreakerConfig parse_breaker(ObjectReader& reader) {
   breaker.window = window.value_or(breaker.window);
   breaker.buckets = buckets.value_or(breaker.buckets);
   breaker.failure_statuses = parse_failure_statuses(reader, std::move(breaker.failure_statuses));
+  breaker.failure_grpc_statuses = parse_failure_statuses(
+      reader, std::move(breaker.failure_grpc_statuses), "failure_grpc_statuses", 1, 16);
   return breaker;
 }
 
@@ -169,6 +175,20 @@ BackendConfig parse_backend(ObjectReader& reader) {
                 [&](ObjectReader& nested) { backend.health_check = parse_health_check(nested); });
   reader.nested("outlier", [&](ObjectReader& nested) { backend.outlier = parse_outlier(nested); });
   reader.nested("retry", [&](ObjectReader& nested) { backend.retry = parse_retry(nested); });
+  backend.protocol = reader.enumeration("protocol", kUpstreamProtocols).value_or(backend.protocol);
+  backend.max_streams_per_connection =
+      reader.integer<std::uint32_t>("max_streams_per_connection", 1, 10000)
+          .value_or(backend.max_streams_per_connection);
+  // h2 is chosen by ALPN in the TLS handshake; h2c is HTTP/2 on a plain connection.
+  if (backend.protocol == UpstreamProtocol::kH2 && !backend.speaks_tls()) {
+    reader.report("protocol", R"("h2" needs "tls": {"enabled": true} (use "h2c" without TLS))");
+  } else if (backend.protocol == UpstreamProtocol::kH2c && backend.speaks_tls()) {
+    reader.report("protocol", R"("h2c" is HTTP/2 without TLS (use "h2" with TLS))");
+  }
+  if (backend.health_check && backend.health_check->type == HealthCheckConfig::Type::kGrpc &&
+      backend.protocol == UpstreamProtocol::kHttp1) {
+    reader.report("health_check", R"("type": "grpc" needs "protocol": "h2" or "h2c")");
+  }
   return backend;
 }
 

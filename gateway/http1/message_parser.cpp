@@ -2,6 +2,7 @@
 #include "gateway/http1/message_parser.hpp"
 
 #include <boost/asio/buffer.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 #include <cstring>
 
@@ -76,6 +77,22 @@ bool forwardable_trailer(const FieldRef& f) noexcept {
 
 }  // namespace
 
+/// The value of a `grpc-status` field (0 to 99), or `otherwise`.
+int grpc_status_field(const FieldRef& f, int otherwise) noexcept {
+  if (f.name.size() != 11 || !boost::beast::iequals(f.name, "grpc-status") || f.value.empty() ||
+      f.value.size() > 2) {
+    return otherwise;
+  }
+  int code = 0;
+  for (const char c : f.value) {
+    if (c < '0' || c > '9') {
+      return otherwise;
+    }
+    code = code * 10 + (c - '0');
+  }
+  return code;
+}
+
 template <bool IsRequest>
 std::size_t MessageParser<IsRequest>::put(std::string_view data, error_code& ec) {
   piece_ = {};
@@ -144,6 +161,7 @@ void MessageParser<IsRequest>::on_field_impl(http::field name,
       if (in_data && forwardable_trailer(f)) {
         trailers_.push_back(f);
       }
+      grpc_status_ = grpc_status_field(f, grpc_status_);
     }
     return;  // (a request's: dropped)
   }

@@ -53,6 +53,8 @@ class MessageParser final : public boost::beast::http::basic_parser<IsRequest> {
   /// hop-by-hop fields, not folded), as views into the data of the put() that ended the
   /// message: valid as long as that data is. Empty for requests (their trailers are dropped).
   [[nodiscard]] const FieldList& trailers() const noexcept { return trailers_; }
+  /// A response's `grpc-status` trailer field (a gRPC call's outcome, docs/grpc.md), or -1.
+  [[nodiscard]] int grpc_status() const noexcept { return grpc_status_; }
 
   /// Parses from `data`, which must start where the previous call stopped. Returns the bytes
   /// consumed. For the head, `data` must hold all of it (need_more otherwise: nothing recorded).
@@ -89,6 +91,7 @@ class MessageParser final : public boost::beast::http::basic_parser<IsRequest> {
   Head head_;
   std::string_view piece_;
   FieldList trailers_;
+  int grpc_status_ = -1;
   const char* data_begin_ = nullptr;  ///< the data of the current put()
   const char* data_end_ = nullptr;
   const char* put_begin_ = nullptr;
@@ -96,6 +99,10 @@ class MessageParser final : public boost::beast::http::basic_parser<IsRequest> {
   std::string folded_;  ///< unfolded response field values (rare: obs-fold)
   TransferCodings codings_;
 };
+
+/// The value of a `grpc-status` field (0 to 99), or `otherwise` when `f` is another field or
+/// its value is not a status (docs/grpc.md).
+[[nodiscard]] int grpc_status_field(const FieldRef& f, int otherwise) noexcept;
 
 extern template class MessageParser<true>;
 extern template class MessageParser<false>;

@@ -22,7 +22,10 @@ using boost::system::error_code;
 using NvList = boost::container::small_vector<nghttp2_nv, 24>;
 
 /// The fields as nghttp2 takes them (`status` first unless empty), dropped ones left out.
-NvList to_nv(std::string_view status, const FieldBlock& fields) {
+/// `bodyless`: the response ends with these fields, so a `content-length: 0` says nothing
+/// HEADERS with END_STREAM does not (and a gRPC client, which reads such a response as
+/// trailers only, would show it as trailing metadata): left out.
+NvList to_nv(std::string_view status, const FieldBlock& fields, bool bodyless = false) {
   NvList nv;
   const auto add = [&](std::string_view name, std::string_view value) {
     // nghttp2 copies names and values at submission; the pointers only live through the call.
@@ -34,7 +37,8 @@ NvList to_nv(std::string_view status, const FieldBlock& fields) {
     add(":status", status);
   }
   for (std::size_t i = 0; i < fields.size(); ++i) {
-    if (!fields.dropped(i)) {
+    if (!fields.dropped(i) &&
+        !(bodyless && fields.value(i) == "0" && fields.name(i) == "content-length")) {
       add(fields.name(i), fields.value(i));
     }
   }
@@ -290,8 +294,9 @@ void Stream::flush_head() {
   }
   std::array<char, 8> code{};
   const int code_size = std::snprintf(code.data(), code.size(), "%d", final_status_);
-  const auto nv = to_nv({code.data(), static_cast<std::size_t>(code_size)}, translator_.fields());
   const bool bodyless = response_ended_ && out_.size() == 0 && translator_.trailers().empty();
+  const auto nv = to_nv({code.data(), static_cast<std::size_t>(code_size)}, translator_.fields(),
+                        bodyless && !head_request_);
   nghttp2_data_provider provider{};
   provider.source.ptr = this;
   provider.read_callback = [](nghttp2_session* /*session*/, std::int32_t /*stream_id*/,

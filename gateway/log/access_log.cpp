@@ -177,6 +177,12 @@ void AccessLog::append(const AccessRecord& r, std::string& out) {
   } else {
     append_field(out, "tier", r.tier);
   }
+  if (r.grpc_status < 0) {
+    out += ",\"grpc_status\":null";
+  } else {
+    out += ",\"grpc_status\":";
+    out += std::to_string(r.grpc_status);
+  }
   out += "}\n";
 }
 

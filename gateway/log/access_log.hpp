@@ -43,6 +43,9 @@ struct AccessRecord {
   std::string_view listener = "default";  ///< the name of the listener the request came in on
   std::string_view auth = "none";         ///< the credential that named the user: jwt | api_key
   std::string_view tier;                  ///< the verified user's tier; empty is written as null
+  /// A gRPC call's status (docs/grpc.md); -1 for other requests and calls that ended without
+  /// one, written as null.
+  int grpc_status = -1;
 };
 
 /// The access log: one JSON object per line, to a file or stdout ("-"), without ever blocking

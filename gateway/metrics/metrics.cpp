@@ -77,6 +77,32 @@ void AuthMetrics::remove_series() {
   }
 }
 
+void GrpcMetrics::count(int grpc_status) {
+  const auto status =
+      grpc_status >= 0 && grpc_status < static_cast<int>(kStatuses) ? grpc_status : 2;
+  auto& slot = counters_[static_cast<std::size_t>(status)];
+  if (auto* counter = slot.load(std::memory_order_acquire)) {
+    counter->Increment();
+    return;
+  }
+  std::lock_guard lock(create_mutex_);
+  auto* counter = slot.load(std::memory_order_acquire);
+  if (counter == nullptr) {
+    counter = &family_.Add({{"route", route_}, {"grpc_status", std::to_string(status)}});
+    slot.store(counter, std::memory_order_release);
+  }
+  counter->Increment();
+}
+
+void GrpcMetrics::remove_series() {
+  std::lock_guard lock(create_mutex_);
+  for (auto& slot : counters_) {
+    if (auto* counter = slot.exchange(nullptr)) {
+      family_.Remove(counter);
+    }
+  }
+}
+
 void RouteMetrics::remove_series(prometheus::Family<prometheus::Histogram>* durations) {
   std::lock_guard lock(create_mutex_);
   for (auto& slot : by_status_) {
@@ -131,6 +157,8 @@ Metrics::Metrics(std::string_view version) : registry_(std::make_shared<promethe
                               "Hybrid mode: exchanges with the store that failed.", r);
   auth_ = &build(BuildCounter(), "sluice_auth_total",
                  "Credential checks, by route, method (jwt, api_key, none) and result.", r);
+  grpc_requests_ = &build(BuildCounter(), "sluice_grpc_requests_total",
+                          "gRPC calls answered, by route and the gRPC status they ended with.", r);
   jwks_refreshes_ = &build(BuildCounter(), "sluice_jwks_refreshes_total",
                            "JWKS fetches from auth.jwt.jwks_url, by result.", r);
   tls_handshakes_ = &build(BuildCounter(), "sluice_tls_handshakes_total",
@@ -185,17 +213,20 @@ RouteMetrics& Metrics::route(std::string_view route, std::string_view backend) {
     auto& duration = request_duration_->Add({{"route", key.first}}, latency_buckets());
     // Another pair of the route shares its auth series (labelled by route alone).
     std::shared_ptr<AuthMetrics> auth;
+    std::shared_ptr<GrpcMetrics> grpc;
     for (const auto& [other, metrics] : routes_) {
       if (other.first == key.first && metrics) {
         auth = metrics->auth_shared();
+        grpc = metrics->grpc_shared();
         break;
       }
     }
     if (!auth) {
       auth = std::make_shared<AuthMetrics>(*auth_, key.first);
+      grpc = std::make_shared<GrpcMetrics>(*grpc_requests_, key.first);
     }
     slot = std::make_unique<RouteMetrics>(*requests_, duration, key.first, key.second,
-                                          std::move(auth));
+                                          std::move(auth), std::move(grpc));
   }
   return *slot;
 }
@@ -253,6 +284,7 @@ void Metrics::remove_route(std::string_view route, std::string_view backend) {
   it->second->remove_series(shared ? nullptr : request_duration_);
   if (!shared) {
     it->second->auth().remove_series();
+    it->second->grpc().remove_series();
   }
   routes_.erase(it);
 }

@@ -54,22 +54,47 @@ class AuthMetrics {
   std::array<std::atomic<prometheus::Counter*>, kMethods * kResults> counters_{};
 };
 
+/// `sluice_grpc_requests_total{route, grpc_status}` of one route (docs/grpc.md "Metrics"):
+/// gRPC calls by the status they ended with (0-16; anything else counts as 2, UNKNOWN). Shared
+/// by every (route, backend) pair of the route. Thread-safe; a series is created on first use.
+class GrpcMetrics {
+ public:
+  static constexpr std::size_t kStatuses = 17;
+
+  GrpcMetrics(prometheus::Family<prometheus::Counter>& family, std::string route)
+      : family_(family), route_(std::move(route)) {}
+
+  void count(int grpc_status);
+  void remove_series();
+
+ private:
+  prometheus::Family<prometheus::Counter>& family_;
+  const std::string route_;
+  std::mutex create_mutex_;
+  std::array<std::atomic<prometheus::Counter*>, kStatuses> counters_{};
+};
+
 /// The metrics of one (route, backend) pair: requests by status code and their latency.
 /// Thread-safe. Counters for a status code are created on first use and cached: after that a
 /// request costs one atomic load and the counter's own atomic add, with no label lookup.
 class RouteMetrics {
  public:
   RouteMetrics(prometheus::Family<prometheus::Counter>& requests, prometheus::Histogram& duration,
-               std::string route, std::string backend, std::shared_ptr<AuthMetrics> auth)
+               std::string route, std::string backend, std::shared_ptr<AuthMetrics> auth,
+               std::shared_ptr<GrpcMetrics> grpc)
       : requests_(requests),
         duration_(duration),
         route_(std::move(route)),
         backend_(std::move(backend)),
-        auth_(std::move(auth)) {}
+        auth_(std::move(auth)),
+        grpc_(std::move(grpc)) {}
 
   /// The route's credential checks (shared by every pair of the route).
   [[nodiscard]] AuthMetrics& auth() const noexcept { return *auth_; }
   [[nodiscard]] std::shared_ptr<AuthMetrics> auth_shared() const noexcept { return auth_; }
+  /// The route's gRPC calls by status (shared by every pair of the route).
+  [[nodiscard]] GrpcMetrics& grpc() const noexcept { return *grpc_; }
+  [[nodiscard]] std::shared_ptr<GrpcMetrics> grpc_shared() const noexcept { return grpc_; }
 
   /// Counts one request answered with `status` (100-599; anything else counts as 499, "client
   /// closed request", nginx's code for a response never delivered) after `seconds`.
@@ -89,6 +114,7 @@ class RouteMetrics {
   std::mutex create_mutex_;  // only for a status code's first request
   std::array<std::atomic<prometheus::Counter*>, 500> by_status_{};  // index: status - 100
   std::shared_ptr<AuthMetrics> auth_;
+  std::shared_ptr<GrpcMetrics> grpc_;
 };
 
 /// Upstream connections of one backend by state. Plain atomic adds: cheaper on the data path
@@ -220,6 +246,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* http2_goaways_;
   prometheus::Family<prometheus::Counter>* reloads_;
   prometheus::Family<prometheus::Counter>* auth_;
+  prometheus::Family<prometheus::Counter>* grpc_requests_;
   prometheus::Family<prometheus::Counter>* jwks_refreshes_;
   prometheus::Family<prometheus::Counter>* admin_changes_;
   prometheus::Counter* access_log_dropped_;

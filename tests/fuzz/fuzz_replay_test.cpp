@@ -21,12 +21,19 @@ struct Target {
 };
 
 constexpr Target kTargets[] = {
-    {"request_head", request_head},       {"response_head", response_head},
-    {"chunked_body", chunked_body},       {"http2_frames", http2_frames},
-    {"proxy_header", proxy_header},       {"config_text", config_text},
-    {"admin_request", admin_request},     {"redis_reply", redis_reply},
-    {"access_log_line", access_log_line}, {"request_differential", request_differential},
-    {"jose_token", jose_token},           {"sliding_window", sliding_window},
+    {"request_head", request_head},
+    {"response_head", response_head},
+    {"chunked_body", chunked_body},
+    {"http2_frames", http2_frames},
+    {"h2_upstream_response", h2_upstream_response},
+    {"proxy_header", proxy_header},
+    {"config_text", config_text},
+    {"admin_request", admin_request},
+    {"redis_reply", redis_reply},
+    {"access_log_line", access_log_line},
+    {"request_differential", request_differential},
+    {"jose_token", jose_token},
+    {"sliding_window", sliding_window},
 };
 
 /// The files of `dir` (none when it does not exist), in name order.

@@ -26,6 +26,9 @@ int response_head(Input input);
 int chunked_body(Input input);
 /// An HTTP/2 client connection (frames after the preface) through the same data path.
 int http2_frames(Input input);
+/// An HTTP/2 backend's frames to sluice's client session with three requests on it: each stream
+/// gives a valid HTTP/1.1 response (or a prefix of one) and every read ends.
+int h2_upstream_response(Input input);
 /// The PROXY protocol header (versions 1 and 2).
 int proxy_header(Input input);
 /// The config reader and validator; a config it accepts must survive its own round trip.

@@ -173,6 +173,37 @@ def http2_frames():
         write("http2_frames", name, preface + data)
 
 
+def h2_upstream_responses():
+    """A backend's frames to sluice's client session (streams 1, 3 and 5 are its requests)."""
+    def field(name, value):  # a literal with a literal name, without indexing
+        return bytes([0, len(name)]) + name.encode() + bytes([len(value)]) + value.encode()
+
+    settings = frame(0x4, 0, 0, struct.pack(">HI", 0x3, 100)) + frame(0x4, 0x1, 0)
+    ok = b"\x88"  # :status 200 (static table)
+    grpc = ok + field("content-type", "application/grpc")
+    message = b"\x00\x00\x00\x00\x02hi"
+    seeds = {
+        "three_answers": settings + frame(0x1, 0x5, 1, b"\x89")  # 204, ends the stream
+        + frame(0x1, 0x4, 3, grpc) + frame(0x0, 0, 3, message)
+        + frame(0x1, 0x5, 3, field("grpc-status", "0") + field("grpc-message", ""))
+        + frame(0x1, 0x4, 5, ok + field("content-length", "2")) + frame(0x0, 0x1, 5, b"ok"),
+        "trailers_only": settings + frame(0x1, 0x5, 3, grpc + field("grpc-status", "14")),
+        "resets": settings + frame(0x3, 0, 1, struct.pack(">I", 7))
+        + frame(0x1, 0x4, 3, grpc) + frame(0x3, 0, 3, struct.pack(">I", 2)),
+        "goaway": settings + frame(0x7, 0, 0, struct.pack(">II", 1, 0))
+        + frame(0x1, 0x4, 1, ok) + frame(0x0, 0x1, 1, b"body"),
+        "interim_then_final": settings + frame(0x1, 0x4, 1, field(":status", "100"))
+        + frame(0x1, 0x5, 1, ok),
+        "control": settings + frame(0x6, 0, 0, b"12345678") + frame(0x8, 0, 0, struct.pack(">I", 1000))
+        + frame(0x8, 0, 5, struct.pack(">I", 1000)),
+        "length_mismatch": settings + frame(0x1, 0x4, 5, ok + field("content-length", "9"))
+        + frame(0x0, 0x1, 5, b"short"),
+        "bad_field": settings + frame(0x1, 0x5, 1, ok + field("bad name", "x\r\ny")),
+    }
+    for name, data in seeds.items():
+        write("h2_upstream_response", name, data)
+
+
 def proxy_headers():
     sig = b"\r\n\r\n\x00\r\nQUIT\n"
     v4 = bytes([192, 0, 2, 1, 198, 51, 100, 7]) + struct.pack(">HH", 40000, 443)
@@ -362,6 +393,7 @@ if __name__ == "__main__":
     response_heads()
     chunked_bodies()
     http2_frames()
+    h2_upstream_responses()
     proxy_headers()
     config_texts()
     admin_requests()

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 
 readonly SECONDS_EACH=${1:?usage: run_fuzzers.sh SECONDS [TARGET...]}
 shift
-readonly ALL_TARGETS=(request_head response_head chunked_body http2_frames proxy_header config_text
+readonly ALL_TARGETS=(request_head response_head chunked_body http2_frames h2_upstream_response proxy_header config_text
   admin_request redis_reply access_log_line request_differential jose_token sliding_window)
 targets=("$@")
 ((${#targets[@]} > 0)) || targets=("${ALL_TARGETS[@]}")

@@ -99,7 +99,7 @@ void finish(Exchange<Down, Up>& x, const RelayResult& relay, bool request_comple
   const http1::ResponseHead& head = ctx.response->head();
   const bool upstream_reusable = request_complete && relay.complete && head.keep_alive &&
                                  head.framing != http1::Framing::kUntilClose &&
-                                 x.conn->buffer.size() == 0;
+                                 x.conn->buffer.size() == 0 && poolable(x.conn->stream);
   if (upstream_reusable) {
     x.up.pool.checkin(x.endpoint_ref().label, std::move(x.conn),
                       x.backend.config().max_idle_per_endpoint);
@@ -109,6 +109,13 @@ void finish(Exchange<Down, Up>& x, const RelayResult& relay, bool request_comple
   ctx.outcome.bytes_out = relay.body_bytes;
   ctx.outcome.status = relay.wrote ? head.status : 0;
   ctx.outcome.upstream_status = head.status;
+  if (ctx.grpc) {  // the call's status: in the trailers, or in the head of a trailers-only answer
+    int grpc_status = ctx.response->grpc_status();
+    for (std::size_t i = 0; grpc_status < 0 && i < head.fields.size(); ++i) {
+      grpc_status = http1::grpc_status_field(head.fields[i], grpc_status);
+    }
+    ctx.outcome.grpc_status = grpc_status;
+  }
   if (!relay.read_error || relay.read_error == net::error::operation_aborted) {
     // (aborted: the client failed and the exchange stopped reading; not the upstream's doing)
     ctx.outcome.upstream = UpstreamResult::kResponse;

@@ -67,7 +67,11 @@ struct Exchange {
       conn.reset();
     }
   }
-  [[nodiscard]] core::Duration timeout() const { return backend.config().timeout; }
+  /// The backend's response timeout, shortened by a gRPC call's own deadline.
+  [[nodiscard]] core::Duration timeout() const {
+    const core::Duration route = backend.config().timeout;
+    return ctx.grpc_timeout ? std::min(route, *ctx.grpc_timeout) : route;
+  }
   [[nodiscard]] core::Duration client_timeout() const {
     return ctx.snapshot->config().http.idle_timeout;
   }

@@ -72,6 +72,17 @@ struct StreamOps {
   }
 };
 
+/// Whether a connection that finished an exchange cleanly may be pooled for the next: streams
+/// whose StreamOps say otherwise (an HTTP/2 request stream) are closed instead.
+template <typename Stream>
+[[nodiscard]] bool poolable(const Stream& s) noexcept {
+  if constexpr (requires { StreamOps<Stream>::poolable(s); }) {
+    return StreamOps<Stream>::poolable(s);
+  } else {
+    return true;
+  }
+}
+
 /// What write_now() did: everything written (`done`), or `written` bytes of it, or an error.
 struct WriteStart {
   bool done = false;

@@ -58,6 +58,8 @@ void RequestContext::reset(core::TimePoint now, const Snapshot& snap) {
   client_keep_alive = false;
   upgrade = false;
   http2 = false;
+  grpc = false;
+  grpc_timeout.reset();
   route = nullptr;
   backend = nullptr;
   route_metrics = &snap.unrouted_metrics();

@@ -36,6 +36,9 @@ struct ExchangeOutcome {
   /// Upstream attempts the request took: 0 when it never went upstream, more than 1 after
   /// retries (docs/endpoint-health.md "Retries").
   std::uint8_t attempts = 0;
+  /// A gRPC call's status: the backend's `grpc-status` (trailers, or a trailers-only head), or
+  /// the one the gateway answered with; -1 when none was seen (docs/grpc.md).
+  int grpc_status = -1;
   /// The whole answer reached the client, framed so that the connection could carry another
   /// request (false: it was cut, or delimited by closing).
   bool answer_complete = false;
@@ -99,6 +102,11 @@ struct RequestContext {
   bool upgrade = false;
   /// The request is an HTTP/2 stream, read as HTTP/1.1 bytes (docs/http2.md): logged as HTTP/2.
   bool http2 = false;
+  /// A gRPC call: an HTTP/2 request with `content-type: application/grpc*` (docs/grpc.md). The
+  /// gateway's own answers to it are gRPC statuses.
+  bool grpc = false;
+  /// The call's `grpc-timeout`: it shortens the backend's response timeout, never lengthens it.
+  std::optional<core::Duration> grpc_timeout;
 
   // -- routing and the steps --------------------------------------------------------------
   const Route* route = nullptr;

@@ -9,11 +9,11 @@
 namespace sluice::proxy {
 namespace {
 
-std::vector<UpstreamEndpoint> compile_endpoints(const std::vector<config::Endpoint>& endpoints,
+std::vector<UpstreamEndpoint> compile_endpoints(const config::BackendConfig& backend,
                                                 const std::shared_ptr<const tls::ClientTls>& tls) {
   std::vector<UpstreamEndpoint> out;
-  out.reserve(endpoints.size());
-  for (const auto& e : endpoints) {
+  out.reserve(backend.endpoints.size());
+  for (const auto& e : backend.endpoints) {
     UpstreamEndpoint u;
     u.label = config::to_string(e);
     u.host = e.host;
@@ -22,6 +22,8 @@ std::vector<UpstreamEndpoint> compile_endpoints(const std::vector<config::Endpoi
       u.address = boost::asio::ip::tcp::endpoint(*ip, e.port);
     }
     u.tls = tls;
+    u.protocol = backend.protocol;
+    u.max_streams_per_connection = backend.max_streams_per_connection;
     out.push_back(std::move(u));
   }
   return out;
@@ -150,7 +152,7 @@ limiter::Policy limiter_policy(const config::Config& config, const std::string& 
 Backend::Backend(std::string name, const config::BackendConfig& config, const Bindings& bindings)
     : name_(std::move(name)),
       config_(config),
-      endpoints_(compile_endpoints(config.endpoints, backend_tls(bindings, name_))),
+      endpoints_(compile_endpoints(config, backend_tls(bindings, name_))),
       balancer_(config.balance, endpoint_health(bindings, name_, config), name_),
       breaker_(bindings.breakers.at(name_)),
       metrics_(bindings.backend_metrics.at(name_)),
@@ -158,6 +160,11 @@ Backend::Backend(std::string name, const config::BackendConfig& config, const Bi
   for (const int status : config.breaker.failure_statuses) {
     if (status >= 0 && static_cast<std::size_t>(status) < failures_.size()) {
       failures_.set(static_cast<std::size_t>(status));
+    }
+  }
+  for (const int status : config.breaker.failure_grpc_statuses) {
+    if (status >= 0 && static_cast<std::size_t>(status) < grpc_failures_.size()) {
+      grpc_failures_.set(static_cast<std::size_t>(status));
     }
   }
 }

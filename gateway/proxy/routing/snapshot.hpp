@@ -66,6 +66,11 @@ class Backend {
   [[nodiscard]] bool is_failure(unsigned status) const noexcept {
     return status < failures_.size() && failures_.test(status);
   }
+  /// True for a gRPC status in `breaker.failure_grpc_statuses`.
+  [[nodiscard]] bool is_grpc_failure(int status) const noexcept {
+    return status >= 0 && static_cast<std::size_t>(status) < grpc_failures_.size() &&
+           grpc_failures_.test(static_cast<std::size_t>(status));
+  }
   /// The 503 body of a breaker drop: {"error":"backend_unavailable","backend":NAME}.
   [[nodiscard]] const std::string& unavailable_body() const noexcept { return unavailable_body_; }
 
@@ -77,6 +82,7 @@ class Backend {
   std::shared_ptr<breaker::AdaptiveBreaker> breaker_;
   metrics::BackendMetrics* metrics_;
   std::bitset<600> failures_;
+  std::bitset<17> grpc_failures_;
   std::string unavailable_body_;
 };
 

@@ -8,6 +8,7 @@
 
 #include "gateway/http1/path_normalizer.hpp"
 #include "gateway/http1/request_target.hpp"
+#include "gateway/proxy/request/grpc_call.hpp"
 #include "gateway/proxy/request/keep_alive.hpp"
 #include "gateway/proxy/request/reply.hpp"
 #include "gateway/proxy/steps/auth_step.hpp"
@@ -237,6 +238,9 @@ std::optional<GatewayError> accept_head(RequestContext& ctx, const SessionEnv& e
   const http1::RequestHead& head = ctx.head();
   ctx.client_keep_alive = head.keep_alive;
   settle_request_id(ctx, peer);
+  if (ctx.http2) {
+    read_grpc_fields(ctx);
+  }
   if (env.access_log != nullptr) {
     keep_for_log(ctx, peer);
   }

@@ -46,7 +46,8 @@ Worker::Worker(Services& services, std::size_t index)
                        : nullptr),
       sweep_(ioc_.get_executor(), services.clock),
       pool_(services.clock, kPooledIdleTime, &ops_),
-      connector_(ioc_.get_executor(), sweep_, &ops_, services.log),
+      tcp_connector_(ioc_.get_executor(), sweep_, &ops_, services.log),
+      connector_(ioc_.get_executor(), tcp_connector_, services.clock, &ops_, services.log),
       env_{services_,
            view_,
            sweep_,
@@ -263,13 +264,14 @@ std::size_t Worker::close_all_sessions() {
   maintenance_.cancel();
   sweep_.stop();
   pool_.clear();
+  connector_.clear();
   flush_access_log();
   return count;
 }
 
 void Worker::sweep_pool() {
   const auto& snapshot = *view_.current()->snapshot;
-  pool_.sweep([&](std::string_view endpoint) {
+  const auto configured = [&](std::string_view endpoint) {
     for (std::size_t b = 0; b < snapshot.backend_count(); ++b) {
       for (const auto& e : snapshot.backend(b).endpoints()) {
         if (e.label == endpoint) {
@@ -278,7 +280,9 @@ void Worker::sweep_pool() {
       }
     }
     return false;
-  });
+  };
+  pool_.sweep(configured);
+  connector_.sweep(configured, kPooledIdleTime);
 }
 
 }  // namespace sluice::proxy

@@ -20,6 +20,7 @@
 #include "gateway/proxy/session/services.hpp"
 #include "gateway/proxy/session/session_list.hpp"
 #include "gateway/proxy/session/tls_session.hpp"
+#include "gateway/proxy/upstream/h2_connector.hpp"
 #include "gateway/proxy/upstream/tcp_connector.hpp"
 #include "gateway/proxy/upstream/upstream_pool.hpp"
 
@@ -115,7 +116,8 @@ class Worker {
   net::io_context ioc_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   DeadlineSweep sweep_;
   UpstreamPool<UpstreamStream> pool_;
-  TcpConnector connector_;
+  TcpConnector tcp_connector_;
+  H2Connector connector_;  ///< HTTP/1.1 endpoints through tcp_connector_, HTTP/2 ones pooled
   SessionEnv env_;
   UpstreamContext<UpstreamStream> upstream_;
   std::vector<std::unique_ptr<Listening>> listening_;

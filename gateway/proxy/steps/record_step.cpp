@@ -26,7 +26,9 @@ void record_upstream(RequestContext& ctx, core::TimePoint now) {
   if (o.upstream_time) {
     m.upstream_duration->Observe(std::chrono::duration<double>(*o.upstream_time).count());
   }
-  const OutcomeRow row = classify(o.upstream, backend.is_failure(o.upstream_status));
+  const bool grpc_failure = ctx.grpc && backend.is_grpc_failure(o.grpc_status);
+  const OutcomeRow row =
+      classify(o.upstream, backend.is_failure(o.upstream_status) || grpc_failure);
   if (row.metric) {
     m.count(*row.metric);
   }
@@ -95,6 +97,11 @@ void record_step(RequestContext& ctx, core::TimePoint now, const Peer& peer,
     }
     ctx.route_metrics->record(ctx.outcome.status, std::chrono::duration<double>(elapsed).count());
   }
+  if (ctx.grpc && ctx.route != nullptr) {
+    // A call whose answer carried no status (cut, or a backend that is no gRPC server) is
+    // UNKNOWN, as the gRPC client reports it.
+    ctx.route_metrics->grpc().count(ctx.outcome.grpc_status >= 0 ? ctx.outcome.grpc_status : 2);
+  }
   if (log == nullptr) {
     return;
   }
@@ -126,6 +133,9 @@ void record_step(RequestContext& ctx, core::TimePoint now, const Peer& peer,
   r.listener = peer.listener;
   r.auth = ctx.auth_label;
   r.tier = ctx.tier;
+  if (ctx.grpc) {
+    r.grpc_status = ctx.outcome.grpc_status;
+  }
   log->write(r);
 }
 

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
 #include <random>
 
 #include "gateway/proxy/io/stream_ops.hpp"
@@ -17,6 +17,7 @@ namespace http = boost::beast::http;
 
 /// The largest response head a check reads (a larger one fails the check).
 constexpr std::size_t kMaxCheckHead = 16 * 1024;
+constexpr std::size_t kMaxCheckBody = 64 * 1024;  // a gRPC health answer is a few bytes
 
 /// What a check's deadline cancels: the connection's stream.
 struct CheckTarget {
@@ -34,8 +35,52 @@ std::string check_request(const UpstreamEndpoint& endpoint, const config::Health
   if (endpoint.tls && endpoint.tls->config().server_name) {
     host = *endpoint.tls->config().server_name;
   }
+  if (c.type == config::HealthCheckConfig::Type::kGrpc) {
+    // grpc.health.v1.HealthCheckRequest{service}: field 1, length-delimited (empty: no field),
+    // in one uncompressed gRPC message (a zero flag byte and a 4-byte big-endian length).
+    std::string message;
+    if (!c.service.empty()) {
+      message.push_back('\x0a');
+      message.push_back(static_cast<char>(c.service.size()));  // (a service name under 128 bytes)
+      message.append(c.service);
+    }
+    std::string frame(5, '\0');
+    frame[4] = static_cast<char>(message.size());
+    frame.append(message);
+    return "POST /grpc.health.v1.Health/Check HTTP/1.1\r\nHost: " + host +
+           "\r\nUser-Agent: sluice-health-check\r\nContent-Type: application/grpc\r\nTE: "
+           "trailers\r\nContent-Length: " +
+           std::to_string(frame.size()) + "\r\n\r\n" + frame;
+  }
   return "GET " + c.path + " HTTP/1.1\r\nHost: " + host +
          "\r\nUser-Agent: sluice-health-check\r\nAccept: */*\r\nConnection: close\r\n\r\n";
+}
+
+/// Whether a gRPC health answer says SERVING: grpc-status 0 (in the trailers, or the head of a
+/// trailers-only answer) and one HealthCheckResponse message whose `status` (field 1) is 1.
+bool grpc_serving(const http::response<http::string_body>& response, std::string& why) {
+  const auto status = response["grpc-status"];
+  if (status != "0") {
+    why = "grpc-status " + (status.empty() ? std::string("missing") : std::string(status));
+    return false;
+  }
+  const std::string& body = response.body();
+  if (body.size() < 5 || body[0] != '\0') {
+    why = "no health message";
+    return false;
+  }
+  const std::string_view message = std::string_view(body).substr(5);
+  for (std::size_t i = 0; i + 1 < message.size(); i += 2) {  // varint fields: key, one byte
+    if (message[i] == '\x08') {
+      if (message[i + 1] == '\x01') {
+        return true;
+      }
+      why = "health status " + std::to_string(static_cast<int>(message[i + 1]));
+      return false;
+    }
+  }
+  why = "health status UNKNOWN";
+  return false;
 }
 
 }  // namespace
@@ -49,7 +94,8 @@ HealthChecker::HealthChecker(const Executor& executor, const core::Clock& clock,
       registry_(registry),
       log_(std::move(log)),
       sweep_(executor, clock),
-      connector_(executor, sweep_, &ops_, log_),
+      tcp_connector_(executor, sweep_, &ops_, log_),
+      connector_(executor, tcp_connector_, clock, &ops_, log_),
       timer_(executor),
       random_{0, std::random_device{}()} {}
 
@@ -122,6 +168,14 @@ void HealthChecker::run_due(core::TimePoint now) {
     }
   }
   due_ = std::move(next);
+  // HTTP/2 connections to endpoints no longer checked close; a checked one stays open between
+  // checks up to a minute apart.
+  connector_.sweep(
+      [&](std::string_view label) {
+        return std::any_of(due_.begin(), due_.end(),
+                           [&](const auto& entry) { return entry.first.second == label; });
+      },
+      std::chrono::minutes(1));
 }
 
 Task<void> HealthChecker::check(std::shared_ptr<const Snapshot> snapshot, std::size_t backend,
@@ -168,21 +222,28 @@ Task<bool> HealthChecker::probe(const UpstreamEndpoint& endpoint,
   const std::string request = check_request(endpoint, check);
   auto ec =
       co_await write_all(conn->stream, net::const_buffer(request.data(), request.size()), &ops_);
-  http::response_parser<http::empty_body> parser;
+  const bool grpc = check.type == config::HealthCheckConfig::Type::kGrpc;
+  http::response_parser<http::string_body> parser;
   parser.header_limit(kMaxCheckHead);
-  parser.skip(false);
-  while (!ec && !parser.is_header_done()) {
-    if (conn->buffer.size() > 0) {
+  parser.body_limit(kMaxCheckBody);
+  // An HTTP check judges the status alone; a gRPC one reads the whole answer, trailers included.
+  const auto done = [&] { return grpc ? parser.is_done() : parser.is_header_done(); };
+  parser.eager(true);
+  while (!ec && !done()) {
+    while (conn->buffer.size() > 0 && !done()) {
       boost::beast::error_code pec;
       const std::size_t used = parser.put(conn->buffer.data(), pec);
       conn->buffer.consume(used);
-      if (pec && pec != http::error::need_more) {
+      if (pec == http::error::need_more || (!pec && used == 0)) {
+        break;  // the rest is still arriving
+      }
+      if (pec) {
         ec = pec;
         break;
       }
-      if (parser.is_header_done()) {
-        break;
-      }
+    }
+    if (ec || done()) {
+      break;
     }
     auto [rec, n] = co_await conn->async_receive(pooled(&ops_));
     ec = rec;
@@ -194,6 +255,13 @@ Task<bool> HealthChecker::probe(const UpstreamEndpoint& endpoint,
     co_return false;
   }
   const int status = static_cast<int>(parser.get().result_int());
+  if (grpc) {
+    if (status != 200) {
+      why = "status " + std::to_string(status);
+      co_return false;
+    }
+    co_return grpc_serving(parser.get(), why);
+  }
   if (std::find(check.expected_statuses.begin(), check.expected_statuses.end(), status) ==
       check.expected_statuses.end()) {
     why = "status " + std::to_string(status);

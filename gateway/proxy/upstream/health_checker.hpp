@@ -14,6 +14,7 @@
 #include "gateway/proxy/io/deadline.hpp"
 #include "gateway/proxy/io/net.hpp"
 #include "gateway/proxy/routing/snapshot.hpp"
+#include "gateway/proxy/upstream/h2_connector.hpp"
 #include "gateway/proxy/upstream/tcp_connector.hpp"
 
 namespace sluice::proxy {
@@ -62,7 +63,8 @@ class HealthChecker {
   std::shared_ptr<spdlog::logger> log_;
   std::pmr::unsynchronized_pool_resource ops_;
   DeadlineSweep sweep_;
-  TcpConnector connector_;
+  TcpConnector tcp_connector_;
+  H2Connector connector_;  ///< an h2/h2c endpoint is checked over HTTP/2, as requests reach it
   net::basic_waitable_timer<std::chrono::steady_clock, net::wait_traits<std::chrono::steady_clock>,
                             Executor>
       timer_;

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/proxy/upstream/tcp_connector.hpp"
 
+#include <openssl/ssl.h>
+
+#include <array>
 #include <boost/asio/connect.hpp>
 #include <string>
+#include <string_view>
 
 namespace sluice::proxy {
 namespace {
@@ -53,15 +57,39 @@ Task<boost::system::error_code> TcpConnector::handshake(UpstreamStream& stream,
     note_tls_failure(endpoint, "the server name cannot be set");
     co_return net::error::invalid_argument;
   }
+  const bool h2 = endpoint.protocol == config::UpstreamProtocol::kH2;
+  if (h2) {
+    static constexpr std::array<unsigned char, 3> kH2Alpn{2, 'h', '2'};
+    SSL_set_alpn_protos(ssl, kH2Alpn.data(), kH2Alpn.size());
+  }
   auto [ec] = co_await stream.tls()->async_handshake(net::ssl::stream_base::client, kAsTuple);
   if (ec && ec != net::error::operation_aborted) {
     note_tls_failure(endpoint, tls::handshake_failure(ssl, ec));
+  }
+  if (!ec && h2) {
+    const unsigned char* chosen = nullptr;
+    unsigned int size = 0;
+    SSL_get0_alpn_selected(ssl, &chosen, &size);
+    if (std::string_view(reinterpret_cast<const char*>(chosen), chosen == nullptr ? 0 : size) !=
+        "h2") {
+      note_tls_failure(endpoint, "the backend did not choose h2 by ALPN");
+      co_return net::error::no_protocol_option;
+    }
   }
   co_return ec;
 }
 
 Task<Connected<UpstreamStream>> TcpConnector::connect(const UpstreamEndpoint& endpoint,
                                                       core::Duration timeout) {
+  Connected<UpstreamStream> out = co_await open(endpoint, timeout);
+  if (out.connection) {
+    out.connection->watch(ops_);  // it will receive the response's first bytes
+  }
+  co_return out;
+}
+
+Task<Connected<UpstreamStream>> TcpConnector::open(const UpstreamEndpoint& endpoint,
+                                                   core::Duration timeout) {
   Connected<UpstreamStream> out;
   auto conn = std::make_shared<UpstreamConnection<UpstreamStream>>(executor_);
   Attempt attempt{&conn->stream, nullptr};
@@ -80,7 +108,6 @@ Task<Connected<UpstreamStream>> TcpConnector::connect(const UpstreamEndpoint& en
     out.error = beast::error::timeout;
   }
   if (!out.error) {
-    conn->watch(ops_);  // it will receive the response's first bytes
     out.connection = std::move(conn);
   }
   co_return out;

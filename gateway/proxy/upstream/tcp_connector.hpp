@@ -28,6 +28,10 @@ class TcpConnector final : public Connector<UpstreamStream> {
 
   Task<Connected<UpstreamStream>> connect(const UpstreamEndpoint& endpoint,
                                           core::Duration timeout) override;
+  /// connect() without the watching read: the connection for an HTTP/2 session, which reads
+  /// for itself (h2_connector.hpp). Over TLS, an `h2` endpoint offers ALPN `h2` and a backend
+  /// that does not choose it is a connect error.
+  Task<Connected<UpstreamStream>> open(const UpstreamEndpoint& endpoint, core::Duration timeout);
 
  private:
   Task<boost::system::error_code> connect_tcp(UpstreamStream& stream,

@@ -49,7 +49,8 @@ TEST_F(AdminBackendsTest, ShowsEndpointsTuningAndTheWindowTheBreakerDecidesOn) {
   EXPECT_EQ(demo["endpoints"], json::array({backend.endpoint()}));
   EXPECT_EQ(demo["balance"], "round_robin");
   EXPECT_EQ(demo["breaker"], json::parse(R"({"enabled":true,"k":1.5,"protection":5.0,
-      "window_ms":10000,"buckets":40,"failure_statuses":[500,502,503,504]})"));
+      "window_ms":10000,"buckets":40,"failure_statuses":[500,502,503,504],
+      "failure_grpc_statuses":[14,4,8]})"));
   EXPECT_EQ(demo["window"], json::parse(R"({"requests":5,"accepts":3,"drop_probability":0.0})"));
   // The same numbers as the scrape.
   const Scrape scrape = scrape_metrics(*gateway);

@@ -12,7 +12,6 @@ fails).
 """
 
 import base64
-import datetime
 import hashlib
 import hmac
 import http.server
@@ -29,14 +28,13 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
-from cryptography.x509.oid import NameOID
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "support"))
 from child import Child  # noqa: E402 (tests/support, after the path is set)
+from self_signed import self_signed  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 SLUICE = os.environ.get("SLUICE_BINARY", str(ROOT / "build" / "bin" / "sluice"))
@@ -149,29 +147,6 @@ def admin_call(admin, method, path, body=None):
     return status, json.loads(text) if text else None
 
 
-def self_signed(directory):
-    """A certificate for 127.0.0.1 and localhost and its key, as PEM files."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "jwks test")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    import ipaddress
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                critical=False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
-    cert_path, key_path = Path(directory) / "jwks.crt", Path(directory) / "jwks.key"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                           serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
-    return cert_path, key_path
-
-
 class JwksServer:
     """A key set over HTTPS; `document` and `status` may change at any time."""
 
@@ -192,7 +167,7 @@ class JwksServer:
             def log_message(self, *args):
                 pass
 
-        self.cert, key = self_signed(directory)
+        self.cert, key = self_signed(directory, "jwks", "jwks test")
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(self.cert, key)

@@ -27,7 +27,10 @@ TEST(ConfigJsonTest, EveryDefaultIsSpelledOut) {
             json::parse(R"({"requests":100,"window_ms":60000,"buckets":10,"mode":"enforce"})"));
   EXPECT_EQ(out["backends"]["users"]["breaker"],
             json::parse(R"({"enabled":true,"k":1.5,"protection":5.0,"window_ms":10000,
-                            "buckets":40,"failure_statuses":[500,502,503,504]})"));
+                            "buckets":40,"failure_statuses":[500,502,503,504],
+                            "failure_grpc_statuses":[14,4,8]})"));
+  EXPECT_EQ(out["backends"]["users"]["protocol"], "http1");
+  EXPECT_EQ(out["backends"]["users"]["max_streams_per_connection"], 100);
   EXPECT_EQ(out["routes"][0],
             json::parse(R"({"name":"users","prefix":"/api/users","backend":"users",
                             "limit":"standard","methods":null,"host":null,"strip_prefix":false,"upgrades":true,
@@ -57,9 +60,14 @@ TEST(ConfigJsonTest, ARedisStoreAndEveryOptionalFieldRoundTrip) {
   document["routes"][0]["upgrades"] = false;
   document["backends"]["users"]["balance"] = "least_request";
   document["backends"]["users"]["breaker"] = json::parse(
-      R"({"enabled":false,"k":2.5,"protection":0,"window_ms":2000,"buckets":4,"failure_statuses":[]})");
+      R"({"enabled":false,"k":2.5,"protection":0,"window_ms":2000,"buckets":4,"failure_statuses":[],
+          "failure_grpc_statuses":[13]})");
   document["backends"]["users"]["tls"] = json::parse(
       R"({"ca":"/ca.pem","verify":false,"server_name":"users.internal","cert":"/c","key":"/k"})");
+  document["backends"]["users"]["protocol"] = "h2";
+  document["backends"]["users"]["max_streams_per_connection"] = 16;
+  document["backends"]["users"]["health_check"] =
+      json::parse(R"({"type":"grpc","service":"shop.Orders","interval_ms":1000})");
   document.erase("listen");
   document["listeners"] = json::parse(R"([{"name":"https","port":8443,"tls":{"certificates":
       [{"cert":"/a.pem","key":"/a.key","server_names":["*.a.test"],"ocsp":"fetch"}],

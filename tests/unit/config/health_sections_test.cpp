@@ -71,7 +71,9 @@ TEST(HealthSectionsTest, ParsesTheSpecExample) {
       R"({"consecutive_failures": 3, "base_ejection_ms": 10000, "max_ejection_percent": 34})");
   const Config config = parsed(doc);
   const auto& users = config.backends.at("users");
-  EXPECT_EQ(users.health_check, (HealthCheckConfig{"/ready", 2000ms, 500ms, 1, 2, {200, 204}}));
+  EXPECT_EQ(users.health_check,
+            (HealthCheckConfig{
+                "/ready", 2000ms, 500ms, 1, 2, {200, 204}, HealthCheckConfig::Type::kHttp, ""}));
   EXPECT_EQ(users.outlier, (OutlierConfig{3, 10000ms, 34}));
   EXPECT_EQ(retry_of(Json::parse(R"({"attempts": 3, "on": ["reset", 503], "backoff_ms": 10,
                  "budget_percent": 25, "min_retry_concurrency": 1, "non_idempotent": true})")),
@@ -128,6 +130,33 @@ TEST(HealthSectionsTest, ATimeoutLongerThanTheIntervalIsAnError) {
   doc["backends"]["users"]["health_check"] = {{"interval_ms", 1000}, {"timeout_ms", 2000}};
   EXPECT_THAT(problems_of(doc),
               ElementsAre("backends.users.health_check.timeout_ms: must not exceed interval_ms"));
+}
+
+TEST(HealthSectionsTest, AGrpcCheckAsksAServiceOverHttp2) {
+  auto doc = valid_document();
+  doc["backends"]["users"]["protocol"] = "h2c";
+  doc["backends"]["users"]["health_check"] = {{"type", "grpc"}, {"service", "shop.Orders"}};
+  const auto check = parsed(doc).backends.at("users").health_check;
+  ASSERT_TRUE(check);
+  EXPECT_EQ(check->type, HealthCheckConfig::Type::kGrpc);
+  EXPECT_EQ(check->service, "shop.Orders");
+}
+
+TEST(HealthSectionsTest, AGrpcCheckNeedsHttp2AndTakesNoHttpFields) {
+  auto doc = valid_document();
+  doc["backends"]["users"]["health_check"] = {
+      {"type", "grpc"}, {"path", "/x"}, {"expected_statuses", {200}}, {"service", "a b"}};
+  EXPECT_THAT(
+      problems_of(doc),
+      ElementsAre(
+          "backends.users.health_check.service: must be printable ASCII without spaces",
+          R"(backends.users.health_check.path: is for "type": "http" (gRPC checks ask Health/Check))",
+          R"(backends.users.health_check.expected_statuses: is for "type": "http" (gRPC checks ask Health/Check))",
+          R"(backends.users.health_check: "type": "grpc" needs "protocol": "h2" or "h2c")"));
+  doc["backends"]["users"]["health_check"] = {{"type", "tcp"}, {"service", "x"}};
+  EXPECT_THAT(problems_of(doc),
+              ElementsAre(R"(backends.users.health_check.type: must be "http" or "grpc")",
+                          R"(backends.users.health_check.service: is for "type": "grpc")"));
 }
 
 TEST(HealthSectionsTest, WrittenBackAsJsonTheyReadTheSame) {

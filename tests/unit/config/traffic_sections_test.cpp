@@ -192,6 +192,45 @@ TEST(TrafficSectionsTest, ABackendSpeaksTlsWithItsFilesAndNames) {
   EXPECT_FALSE(parsed(doc).backends.at("users").speaks_tls());
 }
 
+TEST(TrafficSectionsTest, ABackendSpeaksHttp2WithOrWithoutTls) {
+  auto doc = valid_document();
+  EXPECT_EQ(parsed(doc).backends.at("users").protocol, UpstreamProtocol::kHttp1);
+  EXPECT_EQ(parsed(doc).backends.at("users").max_streams_per_connection, 100U);
+  doc["backends"]["users"]["protocol"] = "h2c";
+  doc["backends"]["users"]["max_streams_per_connection"] = 32;
+  EXPECT_EQ(parsed(doc).backends.at("users").protocol, UpstreamProtocol::kH2c);
+  EXPECT_EQ(parsed(doc).backends.at("users").max_streams_per_connection, 32U);
+  doc["backends"]["users"]["protocol"] = "h2";
+  doc["backends"]["users"]["tls"] = {{"enabled", true}};
+  EXPECT_EQ(parsed(doc).backends.at("users").protocol, UpstreamProtocol::kH2);
+  EXPECT_EQ(parsed(doc).backends.at("users").breaker.failure_grpc_statuses,
+            (std::vector<int>{14, 4, 8}));
+}
+
+TEST(TrafficSectionsTest, ChecksBackendProtocolFields) {
+  auto doc = valid_document();
+  doc["backends"]["users"]["protocol"] = "h3";
+  doc["backends"]["users"]["max_streams_per_connection"] = 0;
+  doc["backends"]["users"]["breaker"] = {{"failure_grpc_statuses", {14, 0, 17}}};
+  EXPECT_THAT(
+      problems_of(doc),
+      ElementsAre("backends.users.breaker.failure_grpc_statuses[1]: must be between 1 and 16",
+                  "backends.users.breaker.failure_grpc_statuses[2]: must be between 1 and 16",
+                  R"(backends.users.protocol: must be one of "http1", "h2", "h2c")",
+                  "backends.users.max_streams_per_connection: must be between 1 and 10000"));
+  doc = valid_document();
+  doc["backends"]["users"]["protocol"] = "h2";
+  EXPECT_THAT(
+      problems_of(doc),
+      ElementsAre(
+          R"(backends.users.protocol: "h2" needs "tls": {"enabled": true} (use "h2c" without TLS))"));
+  doc["backends"]["users"]["protocol"] = "h2c";
+  doc["backends"]["users"]["tls"] = {{"enabled", true}};
+  EXPECT_THAT(
+      problems_of(doc),
+      ElementsAre(R"(backends.users.protocol: "h2c" is HTTP/2 without TLS (use "h2" with TLS))"));
+}
+
 TEST(TrafficSectionsTest, ChecksBackendTlsFields) {
   auto doc = valid_document();
   doc["backends"]["users"]["tls"] = {{"enabled", "yes"}, {"ca", ""},

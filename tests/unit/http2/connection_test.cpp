@@ -53,6 +53,26 @@ TEST_F(ConnectionTest, ChunkedResponsesLoseTheFramingAndKeepTheirTrailers) {
   EXPECT_TRUE(seen.closed);
 }
 
+TEST_F(ConnectionTest, AnEmptyResponseEndsWithItsHeadersWithoutContentLengthZero) {
+  // gRPC's trailers-only answer: a client reads every field of it as trailing metadata.
+  const std::int32_t id = client.request("POST", "/test.Echo/Fail");
+  pump();
+  ASSERT_EQ(host.requests.size(), 1U);
+  Stream& s = *host.requests[0];
+  error_code ec;
+  const std::string response =
+      "HTTP/1.1 200 OK\r\ncontent-type: application/grpc\r\ngrpc-status: 5\r\nContent-Length: "
+      "0\r\n\r\n";
+  s.write_now(net::buffer(response), ec);
+  s.served();
+  pump();
+  const Seen& seen = client.streams[id];
+  EXPECT_EQ(field(seen.headers, "grpc-status"), "5");
+  EXPECT_EQ(field(seen.headers, "content-length"), "<none>");
+  EXPECT_TRUE(seen.trailers.empty());
+  EXPECT_TRUE(seen.closed);
+}
+
 TEST_F(ConnectionTest, ACutResponseResetsTheStream) {
   const std::int32_t id = client.request("GET", "/big");
   pump();

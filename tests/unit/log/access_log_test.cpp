@@ -98,7 +98,15 @@ TEST(AccessLogTest, FormatsOneJsonObjectWithEveryField) {
   EXPECT_EQ(j["listener"], "public");
   EXPECT_EQ(j["auth"], "none");
   EXPECT_TRUE(j["tier"].is_null());
-  EXPECT_EQ(j.size(), 22U);
+  EXPECT_TRUE(j["grpc_status"].is_null());
+  EXPECT_EQ(j.size(), 23U);
+}
+
+TEST(AccessLogTest, AGrpcCallShowsItsStatus) {
+  AccessRecord r = sample();
+  r.grpc_status = 8;
+  const auto j = nlohmann::json::parse(AccessLog::format(r));
+  EXPECT_EQ(j["grpc_status"], 8);
 }
 
 TEST(AccessLogTest, AVerifiedUserShowsItsCredentialAndTier) {
