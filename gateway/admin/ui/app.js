@@ -27,6 +27,7 @@
     token: sessionStorage.getItem(TOKEN_KEY) || '',
     needsToken: false,
     scrape: null,          // {at, counts: {policy: {result: value}}} of the previous /metrics
+    grpcScrape: null,      // {at, counts: {route: {grpc_status: value}}}, likewise
     sparks: new Map(),     // backend -> [{at, p}]
     historyLoaded: false,  // /admin/insight/breakers was read once
     events: [],            // newest first, at most MAX_EVENTS
@@ -142,15 +143,15 @@
     return value.replace(/\\(.)/g, (m, c) => (c === 'n' ? '\n' : c));
   }
 
-  /// sluice_ratelimit_requests_total{policy, result} as {policy: {result: value}}.
-  function decisionCounts(text) {
+  /// A counter family with two labels as {outer: {inner: value}}.
+  function counterFamily(text, metric, outer, inner) {
     const counts = {};
     for (const line of text.split('\n')) {
-      if (!line.startsWith('sluice_ratelimit_requests_total')) {
+      if (!line.startsWith(metric)) {
         continue;
       }
       const m = SAMPLE.exec(line);
-      if (!m || m[1] !== 'sluice_ratelimit_requests_total') {
+      if (!m || m[1] !== metric) {
         continue;
       }
       const labels = {};
@@ -158,18 +159,23 @@
         labels[l[1]] = unescapeLabel(l[2]);
       }
       const value = Number(m[3]);
-      if (labels.policy === undefined || labels.result === undefined || Number.isNaN(value)) {
+      if (labels[outer] === undefined || labels[inner] === undefined || Number.isNaN(value)) {
         continue;
       }
-      (counts[labels.policy] = counts[labels.policy] || {})[labels.result] = value;
+      (counts[labels[outer]] = counts[labels[outer]] || {})[labels[inner]] = value;
     }
     return counts;
   }
 
-  /// Per-second rates between the previous scrape and this one (null on the first).
-  function decisionRates(now) {
-    const previous = state.scrape;
-    state.scrape = now;
+  /// sluice_ratelimit_requests_total{policy, result} as {policy: {result: value}}.
+  function decisionCounts(text) {
+    return counterFamily(text, 'sluice_ratelimit_requests_total', 'policy', 'result');
+  }
+
+  /// Per-second rates between the previous scrape (state[key]) and this one (null on the first).
+  function decisionRates(now, key = 'scrape') {
+    const previous = state[key];
+    state[key] = now;
     if (!previous) {
       return null;
     }
@@ -302,6 +308,44 @@
     const message = cards.length === 0 ? 'no limit policies configured'
         : metricsText === null ? 'rates unavailable: /metrics did not answer' : '';
     setPanel('policies', cards.length ? 'ok' : 'empty', message);
+    renderGrpc(metricsText);
+  }
+
+  /// gRPC status names (the gRPC project's statuscodes.md), by code.
+  const GRPC_STATUS = ['OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED',
+    'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED', 'RESOURCE_EXHAUSTED',
+    'FAILED_PRECONDITION', 'ABORTED', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE',
+    'DATA_LOSS', 'UNAUTHENTICATED'];
+
+  /// The gRPC panel (shown once a gRPC call was counted): each route's calls per second by the
+  /// status they ended with, from sluice_grpc_requests_total between two scrapes.
+  function renderGrpc(metricsText) {
+    const section = panel('grpc');
+    if (metricsText === null) {
+      if (!section.hidden) {
+        setPanel('grpc', 'error', 'rates unavailable: /metrics did not answer');
+      }
+      return;
+    }
+    const counts = counterFamily(metricsText, 'sluice_grpc_requests_total', 'route', 'grpc_status');
+    const rates = decisionRates({at: performance.now(), counts}, 'grpcScrape');
+    const routes = Object.keys(counts).sort();
+    section.hidden = routes.length === 0;
+    const rows = routes.map((route) => {
+      const r = (rates && rates[route]) || null;
+      const codes = Object.keys(counts[route]).map(Number).sort((a, b) => a - b);
+      const total = r ? Object.values(r).reduce((a, b) => a + b, 0) : null;
+      const failed = codes.filter((c) => c !== 0 && (!r || r[c] > 0));
+      return el('tr', {'data-route': route},
+          el('td', {text: route}),
+          el('td', {'data-field': 'calls-rate', text: rate(total)}),
+          el('td', {'data-field': 'ok-rate', text: rate(r ? (r[0] || 0) : null)}),
+          el('td', {'data-field': 'statuses',
+                    text: failed.map((c) => `${GRPC_STATUS[c] || c} ${rate(r ? r[c] : null)}`)
+                        .join(', ') || '—'}));
+    });
+    $('grpc-body').replaceChildren(...rows);
+    setPanel('grpc', rows.length ? 'ok' : 'empty', '');
   }
 
   async function loadBreakerHistory() {
