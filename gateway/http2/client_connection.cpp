@@ -138,23 +138,46 @@ ClientStream* ClientConnection::find(std::int32_t id) const {
   return it == ids_.end() ? nullptr : it->second;
 }
 
-std::unique_ptr<ClientStream> ClientConnection::open() {
+ClientStreamPtr ClientConnection::open() {
   if (gone_ || going_away_) {
     return nullptr;
   }
-  auto stream = std::make_unique<ClientStream>(shared_from_this(), executor_);
+  std::unique_ptr<ClientStream> stream;
+  if (spare_.empty()) {
+    stream = std::make_unique<ClientStream>(executor_);
+  } else {
+    stream = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  stream->start(shared_from_this());
   streams_.push_back(*stream);
   ++streams_count_;
-  return stream;
+  return ClientStreamPtr(stream.release());
 }
 
-bool ClientConnection::can_open(std::uint32_t max) const {
+void ClientConnection::recycle(std::unique_ptr<ClientStream> stream) {
+  if (spare_.size() < kSpareStreams && !gone_) {
+    spare_.push_back(std::move(stream));
+  }
+}
+
+void RecycleStream::operator()(ClientStream* stream) const noexcept {
+  std::unique_ptr<ClientStream> owned(stream);
+  if (!stream->connection_) {
+    return;
+  }
+  stream->finish();
+  const std::shared_ptr<ClientConnection> connection = std::move(stream->connection_);
+  connection->recycle(std::move(owned));  // (the object no longer holds its connection)
+}
+
+bool ClientConnection::can_open(std::uint32_t max, std::size_t reserved) const {
   if (gone_ || going_away_) {
     return false;
   }
   const std::uint32_t peer =
       nghttp2_session_get_remote_settings(session_, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
-  return streams_count_ < std::min(max, peer);
+  return streams_count_ + reserved < std::min(max, peer);
 }
 
 void ClientConnection::forget(ClientStream& stream) {

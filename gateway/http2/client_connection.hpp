@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "gateway/http2/stream.hpp"
 
@@ -38,6 +39,15 @@ class ClientHost {
 };
 
 class ClientConnection;
+class ClientStream;
+
+/// Gives a finished stream back to its connection (ClientConnection::open() hands out
+/// recycled ones: a stream's buffers and strings keep their capacity from request to request).
+struct RecycleStream {
+  void operator()(ClientStream* stream) const noexcept;
+};
+/// A request stream as the exchange holds it.
+using ClientStreamPtr = std::unique_ptr<ClientStream, RecycleStream>;
 
 /// One request to the backend. Writes take the request as HTTP/1.1 bytes (Beast's parser turns
 /// them into HEADERS and DATA: the request line and Host become pseudo-fields, connection-specific
@@ -52,7 +62,7 @@ class ClientStream final : public boost::intrusive::list_base_hook<
  public:
   using Handler = boost::asio::any_completion_handler<void(boost::system::error_code, std::size_t)>;
 
-  ClientStream(std::shared_ptr<ClientConnection> connection, Executor executor);
+  explicit ClientStream(Executor executor);
   ~ClientStream();
   ClientStream(const ClientStream&) = delete;
   ClientStream& operator=(const ClientStream&) = delete;
@@ -101,9 +111,17 @@ class ClientStream final : public boost::intrusive::list_base_hook<
 
   /// Bytes of request body buffered per stream before a write waits.
   static constexpr std::size_t kRequestBuffer = 64U * 1024U;
+  /// What a recycled stream object keeps of its buffers' capacity.
+  static constexpr std::size_t kRecycledBuffer = 16U * 1024U;
 
  private:
   friend class ClientConnection;
+  friend struct RecycleStream;
+
+  /// Makes this (new or recycled) object a fresh stream of `connection`.
+  void start(std::shared_ptr<ClientConnection> connection);
+  /// Done with: reset unless its response ended, and every state back to empty (capacity kept).
+  void finish();
 
   /// Beast's request parser, reporting the request to the stream as it goes.
   class RequestReader final : public boost::beast::http::basic_parser<true> {
@@ -197,10 +215,10 @@ class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
 
   /// A new stream, submitted when its head is written. Null when the connection cannot take one
   /// (going away, gone).
-  std::unique_ptr<ClientStream> open();
+  ClientStreamPtr open();
   /// Whether one more stream fits: not going away or gone, fewer than `max` streams (and than
-  /// the backend's SETTINGS_MAX_CONCURRENT_STREAMS) open.
-  [[nodiscard]] bool can_open(std::uint32_t max) const;
+  /// the backend's SETTINGS_MAX_CONCURRENT_STREAMS) open, counting `reserved` ones promised.
+  [[nodiscard]] bool can_open(std::uint32_t max, std::size_t reserved = 0) const;
   /// Streams open (opened, not finished).
   [[nodiscard]] std::size_t streams() const noexcept { return streams_count_; }
   /// The backend sent GOAWAY: streams it accepted finish, no new ones start here.
@@ -222,6 +240,7 @@ class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
 
  private:
   friend class ClientStream;
+  friend struct RecycleStream;
   struct Callbacks;  ///< nghttp2's callbacks (client_callbacks.cpp)
   static nghttp2_session_callbacks* new_callbacks();
   /// The data source of request bodies (it finds the stream by its id).
@@ -230,6 +249,8 @@ class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
   ClientStream* find(std::int32_t id) const;
   void output();
   void forget(ClientStream& stream);
+  /// Keeps a finished stream's object for the next open() (up to kSpareStreams).
+  void recycle(std::unique_ptr<ClientStream> stream);
 
   ClientHost* host_;
   Executor executor_;
@@ -240,6 +261,7 @@ class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
   /// The submitted streams by id: nghttp2's callbacks find them here (a stream gone early is
   /// simply not found, whatever nghttp2 still has queued for it).
   std::unordered_map<std::int32_t, ClientStream*> ids_;
+  std::vector<std::unique_ptr<ClientStream>> spare_;  ///< finished stream objects for reuse
   bool going_away_ = false;
   bool gone_ = false;
   std::string reason_;

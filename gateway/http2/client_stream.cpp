@@ -107,13 +107,51 @@ void ClientStream::RequestReader::on_finish_impl(boost::beast::error_code& /*ec*
   owner_.request_end();
 }
 
-ClientStream::ClientStream(std::shared_ptr<ClientConnection> connection, Executor executor)
-    : connection_(std::move(connection)), executor_(std::move(executor)) {
+ClientStream::ClientStream(Executor executor) : executor_(std::move(executor)) {}
+
+ClientStream::~ClientStream() {
+  if (connection_) {
+    close();
+  }
+}
+
+void ClientStream::start(std::shared_ptr<ClientConnection> connection) {
+  connection_ = std::move(connection);
   reader_.emplace(*this);
 }
 
-ClientStream::~ClientStream() {
+void ClientStream::finish() {
   close();
+  cancel();  // (a handler still here is the exchange's, which is done with the stream)
+  id_ = 0;
+  closed_ = false;
+  reset_ = false;
+  reader_.reset();
+  pending_.clear();
+  method_.clear();
+  target_.clear();
+  authority_.clear();
+  request_fields_.clear();
+  body_.clear();
+  body_sent_ = 0;
+  request_ended_ = false;
+  deferred_ = false;
+  write_taken_ = 0;
+  status_ = 0;
+  fields_.clear();
+  has_length_ = false;
+  chunked_ = false;
+  head_seen_ = false;
+  response_ended_ = false;
+  in_.clear();
+  if (in_.capacity() > kRecycledBuffer) {
+    in_.shrink_to_fit();  // after a large response: a spare object keeps little
+  }
+  if (body_.capacity() > kRecycledBuffer) {
+    body_.shrink_to_fit();
+  }
+  unconsumed_ = 0;
+  read_into_ = {};
 }
 
 void ClientStream::complete(Handler& handler, error_code ec, std::size_t n) {

@@ -60,7 +60,7 @@ int h2_upstream_response(Input input) {
   net::io_context ioc;
   NoHost host;
   auto connection = std::make_shared<http2::ClientConnection>(host, ioc.get_executor(), false);
-  std::vector<std::unique_ptr<http2::ClientStream>> streams;
+  std::vector<http2::ClientStreamPtr> streams;
   std::vector<std::string> got(kRequests.size());
   for (const std::string_view request : kRequests) {
     streams.push_back(connection->open());

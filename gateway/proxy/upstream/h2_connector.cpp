@@ -36,7 +36,8 @@ void H2UpstreamSession::start(ConnectionPtr<UpstreamStream> connection) {
   on_output();  // the preface and SETTINGS, and the requests submitted while connecting
 }
 
-void H2UpstreamSession::connect_failed() {
+void H2UpstreamSession::connect_failed(boost::system::error_code ec) {
+  connect_error_ = ec;
   connecting_ = false;
   ended_ = true;
   protocol_->abort();
@@ -51,7 +52,8 @@ Task<void> H2UpstreamSession::wait_connected() {
 }
 
 bool H2UpstreamSession::can_open(std::uint32_t max) const {
-  return !connecting_ && !ended_ && protocol_->can_open(max);
+  // Streams reserved by requests that waited for the connect are not taken by later arrivals.
+  return !connecting_ && !ended_ && protocol_->can_open(max, reserved);
 }
 
 bool H2UpstreamSession::finished() const {
@@ -92,30 +94,50 @@ void H2UpstreamSession::end(std::string_view why) {
 }
 
 void H2UpstreamSession::on_output() {
-  if (writing_ || ended_ || connecting_) {
+  // Frames queued by one burst of work (many streams' writes, one read's acknowledgements) leave
+  // together: one flush per turn of the event loop, not one per frame.
+  if (flush_queued_ || writing_ || ended_ || connecting_) {
     return;
   }
-  writing_ = true;
-  net::co_spawn(executor_, write_loop(), net::detached);
+  flush_queued_ = true;
+  net::post(executor_, [self = shared_from_this()] {
+    self->flush_queued_ = false;
+    self->flush();
+  });
 }
 
-Task<void> H2UpstreamSession::write_loop() {
-  const auto self = shared_from_this();
-  for (;;) {
+void H2UpstreamSession::flush() {
+  while (!writing_ && !ended_) {
     out_.clear();
     protocol_->send(out_, kWriteSize);
-    if (out_.empty() || ended_) {
-      break;
+    if (out_.empty()) {
+      if (!protocol_->wants_io()) {
+        end(protocol_->reason().empty() ? "the connection is done" : protocol_->reason());
+      }
+      return;
     }
-    auto [ec, n] = co_await net::async_write(connection_->stream, net::buffer(out_), kAsTuple);
+    // Most flushes fit the socket's buffer: written at once, without a trip through the loop.
+    boost::system::error_code ec;
+    const std::optional<std::size_t> written =
+        StreamOps<UpstreamStream>::write_now(connection_->stream, net::buffer(out_), ec);
     if (ec) {
       end(ec.message());
-      break;
+      return;
     }
-  }
-  writing_ = false;
-  if (!ended_ && !protocol_->wants_io()) {
-    end(protocol_->reason().empty() ? "the connection is done" : protocol_->reason());
+    const std::size_t done = written.value_or(0);
+    if (done == out_.size()) {
+      continue;
+    }
+    writing_ = true;
+    net::async_write(connection_->stream, net::buffer(out_.data() + done, out_.size() - done),
+                     [self = shared_from_this()](boost::system::error_code wec, std::size_t) {
+                       self->writing_ = false;
+                       if (wec) {
+                         self->end(wec.message());
+                       } else {
+                         self->flush();
+                       }
+                     });
   }
 }
 
@@ -155,8 +177,8 @@ Task<Connected<UpstreamStream>> H2Connector::connect(const UpstreamEndpoint& end
     co_return co_await tcp_.connect(endpoint, timeout);
   }
   const std::uint32_t max = endpoint.max_streams_per_connection;
-  std::shared_ptr<H2UpstreamSession> chosen;
-  {
+  for (;;) {  // (again when a connection waited for is full by the time it is open)
+    std::shared_ptr<H2UpstreamSession> chosen;
     auto& list = sessions_[endpoint.label];
     std::erase_if(list, [](const auto& s) { return s->finished(); });
     for (const auto& s : list) {
@@ -170,15 +192,18 @@ Task<Connected<UpstreamStream>> H2Connector::connect(const UpstreamEndpoint& end
         break;
       }
     }
-  }
-  if (chosen) {
+    if (!chosen) {
+      break;
+    }
     ++chosen->reserved;
     co_await chosen->wait_connected();
     --chosen->reserved;
     if (chosen->can_open(max)) {
       co_return stream_on(*chosen, endpoint);
     }
-    co_return Connected<UpstreamStream>{nullptr, net::error::connection_refused};
+    if (chosen->connect_error()) {
+      co_return Connected<UpstreamStream>{nullptr, chosen->connect_error()};
+    }
   }
   auto session = std::make_shared<H2UpstreamSession>(executor_, endpoint, log_);
   sessions_[endpoint.label].push_back(session);
@@ -186,7 +211,7 @@ Task<Connected<UpstreamStream>> H2Connector::connect(const UpstreamEndpoint& end
   Connected<UpstreamStream> opened = co_await tcp_.open(endpoint, timeout);
   --session->reserved;
   if (!opened.connection) {
-    session->connect_failed();
+    session->connect_failed(opened.error);
     co_return Connected<UpstreamStream>{nullptr, opened.error};
   }
   session->start(std::move(opened.connection));

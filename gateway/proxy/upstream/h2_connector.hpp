@@ -35,13 +35,15 @@ class H2UpstreamSession final : public std::enable_shared_from_this<H2UpstreamSe
 
   /// The connection is open (`connection`, not watched): the loops start.
   void start(ConnectionPtr<UpstreamStream> connection);
-  /// Connecting failed: whoever waits for it learns so.
-  void connect_failed();
+  /// Connecting failed with `ec`: whoever waits for it learns so.
+  void connect_failed(boost::system::error_code ec);
+  /// Why connecting failed (none while connecting or once open).
+  [[nodiscard]] boost::system::error_code connect_error() const noexcept { return connect_error_; }
   /// Waits until the connection is open or failed (at once when it is one already).
   Task<void> wait_connected();
 
   [[nodiscard]] bool connecting() const noexcept { return connecting_; }
-  /// Open, and able to take one more stream of at most `max` on it.
+  /// Open, and able to take one more stream of at most `max` on it, besides those reserved.
   [[nodiscard]] bool can_open(std::uint32_t max) const;
   /// Done for: failed to connect, or the connection is gone or going away with no stream left.
   [[nodiscard]] bool finished() const;
@@ -50,7 +52,7 @@ class H2UpstreamSession final : public std::enable_shared_from_this<H2UpstreamSe
   /// Opened with these TLS settings (null: h2c).
   [[nodiscard]] const tls::ClientTls* tls() const noexcept { return tls_; }
   /// A new request stream (can_open() must be true).
-  std::unique_ptr<http2::ClientStream> open_stream() { return protocol_->open(); }
+  http2::ClientStreamPtr open_stream() { return protocol_->open(); }
   /// When it was last seen in use (a stream opened, or busy at a sweep).
   [[nodiscard]] core::TimePoint idle_since() const noexcept { return idle_since_; }
   void note_activity(core::TimePoint now) noexcept;
@@ -62,7 +64,9 @@ class H2UpstreamSession final : public std::enable_shared_from_this<H2UpstreamSe
  private:
   void on_output() override;
   Task<void> read_loop();
-  Task<void> write_loop();
+  /// Writes what the protocol has queued: at once while the socket takes it, else one async
+  /// write at a time (writing_), each completion flushing again.
+  void flush();
   void end(std::string_view why);
 
   Executor executor_;
@@ -73,7 +77,9 @@ class H2UpstreamSession final : public std::enable_shared_from_this<H2UpstreamSe
   ConnectionPtr<UpstreamStream> connection_;
   net::steady_timer connected_;  ///< cancelled when connecting ends: waiters wake
   bool connecting_ = true;
+  boost::system::error_code connect_error_;
   bool writing_ = false;
+  bool flush_queued_ = false;
   bool ended_ = false;
   std::string out_;
   core::TimePoint idle_since_{};

@@ -45,7 +45,7 @@ class UpstreamStream {
   void start_tls(net::ssl::context& context) { tls_.emplace(std::move(socket_), context); }
 
   /// Makes this the request stream `stream` of an HTTP/2 connection (the socket stays unused).
-  void attach_h2(std::unique_ptr<http2::ClientStream> stream) { h2_ = std::move(stream); }
+  void attach_h2(http2::ClientStreamPtr stream) { h2_ = std::move(stream); }
   /// The HTTP/2 stream, when this is one.
   [[nodiscard]] http2::ClientStream* h2() noexcept { return h2_.get(); }
   [[nodiscard]] const http2::ClientStream* h2() const noexcept { return h2_.get(); }
@@ -93,7 +93,7 @@ class UpstreamStream {
 
   Socket socket_;  ///< moved into tls_ by start_tls()
   std::optional<Tls> tls_;
-  std::unique_ptr<http2::ClientStream> h2_;
+  http2::ClientStreamPtr h2_;
 };
 
 template <>

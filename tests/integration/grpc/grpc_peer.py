@@ -10,6 +10,7 @@ methods of the service `test.Echo` are
     Fail           fails with the status "CODE:details" the request names, before any message
     Slow           answers after the milliseconds the request names
     Peer           answers the client address it sees (which connection the call came on)
+    SlowPeer       answers the client address after the milliseconds the request names
 
 and `grpc.health.v1.Health/Check` of the gRPC Health Checking Protocol, answering the
 HealthCheckResponse status in `health` (1 SERVING, 2 NOT_SERVING) for every service.
@@ -42,6 +43,7 @@ class Echo(grpc.GenericRpcHandler):
             "/test.Echo/Fail": (grpc.unary_unary_rpc_method_handler, self.fail),
             "/test.Echo/Slow": (grpc.unary_unary_rpc_method_handler, self.slow),
             "/test.Echo/Peer": (grpc.unary_unary_rpc_method_handler, self.peer),
+            "/test.Echo/SlowPeer": (grpc.unary_unary_rpc_method_handler, self.slow_peer),
             "/test.Echo/ServerStream": (grpc.unary_stream_rpc_method_handler, self.server_stream),
             "/test.Echo/ClientStream": (grpc.stream_unary_rpc_method_handler, self.client_stream),
             "/test.Echo/Bidi": (grpc.stream_stream_rpc_method_handler, self.bidi),
@@ -81,6 +83,11 @@ class Echo(grpc.GenericRpcHandler):
         self._begin(context)
         return context.peer().encode()
 
+    def slow_peer(self, request, context):
+        self._begin(context)
+        time.sleep(int(request.decode()) / 1000.0)
+        return context.peer().encode()
+
     def server_stream(self, request, context):
         self._begin(context)
         for i in range(int(request.decode())):
@@ -96,7 +103,7 @@ class Echo(grpc.GenericRpcHandler):
             yield request
 
 
-def serve(credentials=None, workers=16):
+def serve(credentials=None, workers=64):
     """(server, port, service): a started server on 127.0.0.1, plain or with `credentials`."""
     service = Echo()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers),

@@ -358,6 +358,22 @@ class HealthTest(unittest.TestCase):
         wait_states({a: "healthy", b: "healthy"})
 
 
+class StreamLimitTest(unittest.TestCase):
+    """max_streams_per_connection: a burst of calls arriving before any connection is open is
+    spread over as few connections as the limit allows, and none of them fails."""
+
+    def test_a_burst_opens_few_connections_and_every_call_gets_through(self):
+        ready, _ = two_backends(self, {"max_streams_per_connection": 10})
+        channel = grpc.insecure_channel(ready.group(1))
+        slow_peer = grpc_peer.method(channel, "unary_unary", "SlowPeer")
+        with futures.ThreadPoolExecutor(max_workers=50) as pool:
+            peers = list(pool.map(lambda _: slow_peer(b"300", timeout=10), range(50)))
+        # 25 calls at once per endpoint, 10 streams a connection: 3 connections each at least;
+        # a connection per call would be 50.
+        self.assertGreaterEqual(len(set(peers)), 6, set(peers))
+        self.assertLessEqual(len(set(peers)), 12, set(peers))
+
+
 class GoawayTest(unittest.TestCase):
     """A backend that goes away (graceful stop: GOAWAY) under load: the calls it accepted finish,
     and the next ones go to the other endpoint on a new connection."""
