@@ -156,7 +156,7 @@ ClientStreamPtr ClientConnection::open() {
 }
 
 void ClientConnection::recycle(std::unique_ptr<ClientStream> stream) {
-  if (spare_.size() < kSpareStreams && !gone_) {
+  if (spare_.size() < kSpareClientStreams && !gone_) {
     spare_.push_back(std::move(stream));
   }
 }

@@ -28,6 +28,11 @@
 // connection the bytes it reads and writes the frames it takes. Confined to one worker's thread.
 namespace sluice::http2 {
 
+/// Finished stream objects a client connection keeps for reuse: as many as it usually has open
+/// (a backend's streams come and go at that rate; a smaller spare list frees and allocates
+/// again with every one).
+constexpr std::size_t kSpareClientStreams = 128;
+
 /// What a client connection asks of the session doing its I/O.
 class ClientHost {
  public:
@@ -192,7 +197,9 @@ class ClientStream final : public boost::intrusive::list_base_hook<
 
   // The response, as read.
   int status_ = 0;
-  std::string fields_;  ///< the response's or the trailers' fields as HTTP/1.1 lines
+  std::string fields_;           ///< the response's or the trailers' fields as HTTP/1.1 lines
+  std::string scratch_;          ///< a response head or trailer section being written
+  std::vector<nghttp2_nv> nva_;  ///< the request's fields as nghttp2 takes them
   bool has_length_ = false;
   bool chunked_ = false;
   bool head_seen_ = false;
@@ -249,7 +256,7 @@ class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
   ClientStream* find(std::int32_t id) const;
   void output();
   void forget(ClientStream& stream);
-  /// Keeps a finished stream's object for the next open() (up to kSpareStreams).
+  /// Keeps a finished stream's object for the next open() (up to kSpareClientStreams).
   void recycle(std::unique_ptr<ClientStream> stream);
 
   ClientHost* host_;

@@ -217,8 +217,8 @@ bool ClientStream::submit_head(bool has_body) {
     path = slash == std::string_view::npos ? std::string_view("/") : rest.substr(slash);
   }
   request_fields_.drop_connection_specific();
-  std::vector<nghttp2_nv> nva;
-  nva.reserve(request_fields_.size() + 5);
+  std::vector<nghttp2_nv>& nva = nva_;  // (kept with its capacity from request to request)
+  nva.clear();
   nva.push_back(field(":method", method_));
   nva.push_back(field(":scheme", scheme));
   if (!authority.empty()) {
@@ -368,7 +368,8 @@ void ClientStream::response_field(std::string_view name, std::string_view value)
 }
 
 void ClientStream::response_headers_done(bool end_stream, bool trailers) {
-  std::string text;
+  std::string& text = scratch_;  // (kept with its capacity from response to response)
+  text.clear();
   if (trailers) {
     if (chunked_) {  // (a body with a Content-Length has nowhere to put them: dropped)
       text.append("0\r\n").append(fields_).append("\r\n");

@@ -73,7 +73,8 @@ std::string RequestHead::build(bool chunked) const {
   return head;
 }
 
-void RequestHead::build_into(std::string& head, bool chunked) const {
+void RequestHead::build_into(std::string& head, bool chunked,
+                             std::optional<std::size_t> length) const {
   const std::string& host = authority_.empty() ? host_ : authority_;
   const bool connect = method_ == "CONNECT";
   head.clear();
@@ -88,6 +89,8 @@ void RequestHead::build_into(std::string& head, bool chunked) const {
   }
   if (chunked) {
     head.append("transfer-encoding: chunked\r\n");
+  } else if (length) {
+    head.append("content-length: ").append(std::to_string(*length)).append("\r\n");
   }
   head.append("\r\n");
 }

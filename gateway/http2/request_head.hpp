@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -44,7 +45,10 @@ class RequestHead {
   /// The HTTP/1.1 head, ending with its empty line. `chunked`: a body without a length follows.
   [[nodiscard]] std::string build(bool chunked) const;
   /// The same, into `head` (replacing what it held, reusing its buffer).
-  void build_into(std::string& head, bool chunked) const;
+  /// ... with `content-length: length` when given (and not chunked): a body that had
+  /// arrived whole before the request was served (Stream::settle_request_framing()).
+  void build_into(std::string& head, bool chunked,
+                  std::optional<std::size_t> length = std::nullopt) const;
 
  private:
   std::size_t max_bytes_;

@@ -7,6 +7,7 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/beast/http/error.hpp>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -181,6 +182,42 @@ void Stream::request_end() {
       complete(read_handler_, net::error::eof, 0);
     }
   }
+}
+
+void Stream::settle_request_framing() {
+  if (!chunked_in_ || !request_ended_ || in_.size() > kSettleLimit + kSettleLimit / 4) {
+    return;
+  }
+  // in_ holds exactly the framing request_data() and request_end() wrote: "<hex>\r\n<data>\r\n"
+  // per DATA frame, then "0\r\n\r\n".
+  const std::string_view framed(static_cast<const char*>(in_.data().data()), in_.size());
+  std::string& body = settled_;  // (kept with its capacity by the recycled stream object)
+  body.clear();
+  std::size_t at = 0;
+  for (;;) {
+    const std::size_t eol = framed.find("\r\n", at);
+    if (eol == std::string_view::npos) {
+      return;  // (not expected: nothing changes)
+    }
+    std::size_t size = 0;
+    const auto [end, ec] = std::from_chars(framed.data() + at, framed.data() + eol, size, 16);
+    if (ec != std::errc() || end != framed.data() + eol) {
+      return;
+    }
+    if (size == 0) {
+      break;
+    }
+    body.append(framed.substr(eol + 2, size));
+    at = eol + 2 + size + 2;
+  }
+  if (body.size() > kSettleLimit) {
+    return;
+  }
+  chunked_in_ = false;
+  head_.build_into(head_bytes_, false, body.size());
+  in_.clear();
+  net::buffer_copy(in_.prepare(body.size()), net::buffer(body));
+  in_.commit(body.size());
 }
 
 void Stream::request_headers_done(bool end_stream) {

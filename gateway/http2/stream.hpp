@@ -38,8 +38,9 @@ struct Settings {
 constexpr std::uint32_t kStreamWindow = 256U * 1024U;  ///< request bytes buffered per stream
 constexpr std::uint32_t kConnectionWindow = 1U << 20;  ///< ... and per connection
 constexpr std::size_t kResponseBuffer = 64U * 1024U;   ///< response bytes waiting per stream
-constexpr std::size_t kDiscardLimit = 1U << 20;  ///< request bytes dropped after an early answer
-constexpr std::size_t kSpareStreams = 16;        ///< stream objects a connection keeps for reuse
+constexpr std::size_t kDiscardLimit = 1U << 20;    ///< request bytes dropped after an early answer
+constexpr std::size_t kSpareStreams = 16;          ///< stream objects a connection keeps for reuse
+constexpr std::size_t kSettleLimit = 64U * 1024U;  ///< settle_request_framing(): largest body
 
 class Connection;
 
@@ -110,6 +111,11 @@ class Stream final : public ResponseListener,
     flush_head();
     return taken;
   }
+  /// Before the request is served: a body without a length that has already arrived whole (its
+  /// END_STREAM is in, at most kSettleLimit bytes) is given its Content-Length instead of the
+  /// chunked framing, so it goes upstream with the head in one write rather than streamed
+  /// (a unary gRPC call's message, a small POST).
+  void settle_request_framing();
   /// Moves the request body bytes already here into `into` (the head's buffer).
   void take_buffered(boost::beast::flat_buffer& into);
   /// Fails the pending read and write with operation_aborted (a deadline expired).
@@ -152,6 +158,7 @@ class Stream final : public ResponseListener,
   bool serving_ = false;        ///< handed to the session, not served yet
   bool closed_ = false;
   boost::beast::flat_buffer in_;  ///< request body bytes (framed) not read yet
+  std::string settled_;           ///< settle_request_framing()'s body, unframed
   std::size_t unconsumed_ = 0;    ///< DATA bytes not credited back to the client's window yet
   std::size_t discarded_ = 0;     ///< DATA bytes dropped once nobody reads them
   bool answered_ = false;         ///< the response ended before the request did

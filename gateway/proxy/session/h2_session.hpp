@@ -9,6 +9,7 @@
 #include <exception>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gateway/proxy/session/h2_goaways.hpp"
 #include "gateway/proxy/session/h2_stream.hpp"
@@ -60,7 +61,12 @@ class H2Session final : public http2::ConnectionHost {
     co_await close_gracefully(stream_, scratch, read_deadline_, env_.services.clock, false);
   }
 
-  void on_request(http2::Stream& stream) override {
+  /// A request's head is in: it is served once the bytes of this read are all taken in (spawn()
+  /// after Connection::receive()), so a body that came in the same read is complete by then
+  /// (Stream::settle_request_framing()).
+  void on_request(http2::Stream& stream) override { arrived_.push_back(&stream); }
+
+  void spawn(http2::Stream& stream) {
     ++spawned_;
     net::co_spawn(stream_.get_executor(), serve_stream(stream), [this](std::exception_ptr e) {
       if (e) {
@@ -118,6 +124,10 @@ class H2Session final : public http2::ConnectionHost {
       buffer.commit(n);
       const bool ok = conn_.receive(buffered(buffer));
       buffer.consume(buffer.size());
+      for (http2::Stream* arrived : arrived_) {
+        spawn(*arrived);
+      }
+      arrived_.clear();
       if (conn_.serving() == 0 && buffer.capacity() > kIdleBufferLimit) {
         buffer.shrink_to_fit();
       }
@@ -189,6 +199,8 @@ class H2Session final : public http2::ConnectionHost {
   Deadline read_deadline_;
   Deadline write_deadline_;
   std::size_t spawned_ = 0;
+  std::vector<http2::Stream*>
+      arrived_;  ///< heads taken in by the current receive(), not served yet
   bool reading_ = true;
   core::TimePoint idle_since_;
 };

@@ -47,6 +47,7 @@ Task<void> serve_h2_stream(http2::Stream& stream, const Peer& peer, SessionEnv& 
   auto lease = env.contexts.acquire();
   RequestContext& ctx = begin_request(*lease, *view->snapshot, env);
   ctx.http2 = true;
+  stream.settle_request_framing();  // a body already here whole goes up with its length
   const std::string_view head = stream.head_bytes();
   net::buffer_copy(buffer.prepare(head.size()), net::buffer(head.data(), head.size()));
   buffer.commit(head.size());

@@ -109,6 +109,31 @@ TEST_F(ConnectionTest, ABodyWithoutALengthIsReadChunked) {
   EXPECT_EQ(read_body(s), "a\r\n0123456789\r\n0\r\n\r\n");
 }
 
+TEST_F(ConnectionTest, ABodyThatArrivedWholeBeforeServingGoesUpWithItsLength) {
+  // A unary gRPC call's HEADERS and DATA come together: framed with a length, the request
+  // leaves with its head in one write instead of streaming.
+  const std::string body = "0123456789";
+  client.request("POST", "/test.Echo/Unary", {}, &body);
+  pump();
+  Stream& s = *host.requests[0];
+  s.settle_request_framing();
+  EXPECT_EQ(s.head_bytes().find("transfer-encoding"), std::string_view::npos);
+  EXPECT_NE(s.head_bytes().find("content-length: 10\r\n"), std::string_view::npos);
+  EXPECT_EQ(read_body(s), body);
+}
+
+TEST_F(ConnectionTest, ABodyLargerThanTheSettleLimitStaysChunked) {
+  const std::string body(kSettleLimit + 1, 'b');
+  client.request("POST", "/upload", {}, &body);
+  pump();
+  Stream& s = *host.requests[0];
+  s.settle_request_framing();
+  EXPECT_NE(s.head_bytes().find("transfer-encoding: chunked\r\n"), std::string_view::npos);
+  const std::string framed = read_body(s);
+  EXPECT_TRUE(framed.ends_with("0\r\n\r\n"));
+  EXPECT_GT(framed.size(), body.size());
+}
+
 TEST_F(ConnectionTest, AClientThatDoesNotReadHoldsTheResponseBufferBounded) {
   const std::int32_t id = client.request("GET", "/bytes");
   pump();
