@@ -170,6 +170,8 @@ class ClientStream final : public boost::intrusive::list_base_hook<
   void response_data(std::string_view data);
   void response_end();
   void on_close(std::uint32_t error_code);
+  /// The backend's answer is malformed: RST_STREAM with `error_code`; reads fail as on a reset.
+  void reset_stream(std::uint32_t error_code);
   /// The connection is gone (or went away before the stream was submitted).
   void fail();
   void wake_reader();
@@ -202,6 +204,7 @@ class ClientStream final : public boost::intrusive::list_base_hook<
   std::vector<nghttp2_nv> nva_;  ///< the request's fields as nghttp2 takes them
   bool has_length_ = false;
   bool chunked_ = false;
+  bool bodyless_ = false;  ///< 204, 304, or the answer to HEAD
   bool head_seen_ = false;
   bool response_ended_ = false;
   boost::beast::flat_buffer in_;  ///< the response as HTTP/1.1, not read yet

@@ -141,6 +141,7 @@ void ClientStream::finish() {
   fields_.clear();
   has_length_ = false;
   chunked_ = false;
+  bodyless_ = false;
   head_seen_ = false;
   response_ended_ = false;
   in_.clear();
@@ -374,13 +375,22 @@ void ClientStream::response_headers_done(bool end_stream, bool trailers) {
     if (chunked_) {  // (a body with a Content-Length has nowhere to put them: dropped)
       text.append("0\r\n").append(fields_).append("\r\n");
     }
-  } else if (status_ >= 100 && status_ < 200) {
+  } else if (status_ < 100 || status_ > 999) {
+    // (nghttp2 checks for three digits only: "099" gets here.) No HTTP/1.1 response has such a
+    // status line: the answer is malformed, and the stream is reset as a broken one would be.
+    fields_.clear();
+    reset_stream(NGHTTP2_PROTOCOL_ERROR);
+    return;
+  } else if (status_ < 200) {
     fields_.clear();  // an interim response: the exchange waits for the final one
     has_length_ = false;
     return;
   } else {
     head_seen_ = true;
-    chunked_ = !end_stream && !has_length_;
+    // 204, 304 and the answer to HEAD have no body in HTTP/1.1 whatever follows them: no
+    // framing is written for them, and DATA or trailers after them are not passed on.
+    bodyless_ = status_ == 204 || status_ == 304 || method_ == "HEAD";
+    chunked_ = !end_stream && !has_length_ && !bodyless_;
     text.append("HTTP/1.1 ").append(std::to_string(status_)).append(" ");
     const auto reason = http::obsolete_reason(static_cast<http::status>(status_));
     text.append(reason.data(), reason.size()).append("\r\n").append(fields_);
@@ -402,7 +412,23 @@ void ClientStream::response_headers_done(bool end_stream, bool trailers) {
   wake_reader();
 }
 
+void ClientStream::reset_stream(std::uint32_t error_code) {
+  if (!closed_ && id_ > 0 && !connection_->gone_) {
+    nghttp2_submit_rst_stream(connection_->session_, NGHTTP2_FLAG_NONE, id_, error_code);
+    connection_->output();
+  }
+  closed_ = true;
+  reset_ = true;
+  connection_->forget(*this);
+  wake_reader();
+  wake_writer();
+}
+
 void ClientStream::response_data(std::string_view data) {
+  if (bodyless_) {
+    nghttp2_session_consume(connection_->session_, id_, data.size());  // dropped: credited now
+    return;
+  }
   std::string frame;
   if (chunked_) {
     append_hex(frame, data.size());

@@ -25,7 +25,7 @@ dictionary_of() {
   case "$1" in
     request_head | response_head | chunked_body | request_differential)
       echo tests/fuzz/dict/http.dict ;;
-    http2_frames) echo tests/fuzz/dict/h2.dict ;;
+    http2_frames | h2_upstream_response) echo tests/fuzz/dict/h2.dict ;;
     proxy_header) echo tests/fuzz/dict/proxy.dict ;;
     config_text | admin_request | jose_token) echo tests/fuzz/dict/json.dict ;;
     redis_reply) echo tests/fuzz/dict/resp.dict ;;

@@ -333,6 +333,30 @@ TEST_F(ClientConnectionTest, AGoawayLetsTheAcceptedStreamsFinishAndRefusesTheRes
   EXPECT_EQ(ec, net::error::eof);
 }
 
+TEST_F(ClientConnectionTest, AStatusNoHttp11LineCanCarryResetsTheStream) {
+  // Found by the h2_upstream_response fuzz target: nghttp2 lets ":status: 099" through.
+  auto s = client->open();
+  ASSERT_TRUE(write(*s, "GET / HTTP/1.1\r\nHost: h\r\n\r\n"));
+  const std::int32_t id = server.requests.begin()->first;
+  server.respond(id, {{":status", "099"}}, "");
+  error_code ec;
+  EXPECT_EQ(read_all(*s, ec), "");
+  EXPECT_EQ(ec, net::error::connection_reset);  // as a reset stream: 502 upstream_reset
+  EXPECT_EQ(client->streams(), 0U);
+}
+
+TEST_F(ClientConnectionTest, ANoContentAnswerGetsNoBodyFramingWhateverFollowsIt) {
+  // Found by the fuzz target: a 204 whose HEADERS did not end the stream was written chunked,
+  // which no HTTP/1.1 reader accepts after a 204.
+  auto s = client->open();
+  ASSERT_TRUE(write(*s, "DELETE /x HTTP/1.1\r\nHost: h\r\n\r\n"));
+  server.respond(server.requests.begin()->first, {{":status", "204"}}, "",
+                 {{"x-after", "trailer"}});
+  error_code ec;
+  EXPECT_EQ(read_all(*s, ec), "HTTP/1.1 204 No Content\r\n\r\n");
+  EXPECT_EQ(ec, net::error::eof);
+}
+
 TEST_F(ClientConnectionTest, ClosingAStreamBeforeItsResponseResetsIt) {
   auto s = client->open();
   ASSERT_TRUE(write(*s, "GET / HTTP/1.1\r\nHost: h\r\n\r\n"));
