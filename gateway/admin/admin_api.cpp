@@ -326,7 +326,25 @@ Response AdminApi::backends(const Call& call) {
                  {"window",
                   {{"requests", window.requests},
                    {"accepts", window.accepts},
-                   {"drop_probability", window.drop_probability}}}};
+                   {"drop_probability", window.drop_probability},
+                   {"drops", window.drops},
+                   {"shadow_drops", window.shadow_drops}}}};
+    if (backend.concurrency) {
+      json state = {{"config",
+                     {{"enabled", backend.concurrency->enabled},
+                      {"min", backend.concurrency->min},
+                      {"max", backend.concurrency->max}}}};
+      if (const auto limit = context_.breakers.find_concurrency(name)) {
+        const breaker::ConcurrencySnapshot now = limit->snapshot();
+        state["limit"] = now.limit;
+        state["in_flight"] = now.in_flight;
+        state["rejections"] = now.rejections;
+        state["min_rtt_ms"] = now.min_rtt_ms;
+        state["recent_rtt_ms"] = now.recent_rtt_ms;
+        state["probing"] = now.probing;
+      }
+      out[name]["concurrency"] = std::move(state);
+    }
   }
   return reply(call.req, http::status::ok, out);
 }

@@ -342,6 +342,14 @@ void Gateway::refresh_gauges() {
     m.drop_probability->Set(window.drop_probability);
     m.window_requests->Set(static_cast<double>(window.requests));
     m.window_accepts->Set(static_cast<double>(window.accepts));
+    const auto limit = breakers_.find_concurrency(name);
+    std::optional<metrics::ConcurrencySample> sample;
+    if (limit) {
+      const breaker::ConcurrencySnapshot now = limit->snapshot();
+      sample = metrics::ConcurrencySample{
+          .limit = now.limit, .in_flight = now.in_flight, .rejections = now.rejections};
+    }
+    metrics_.publish_concurrency(name, sample);
   }
   const core::TimePoint now = clock_.now();
   for (const auto& [name, health] : health_.all()) {

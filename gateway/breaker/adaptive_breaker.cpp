@@ -36,7 +36,8 @@ AdaptiveBreaker::AdaptiveBreaker(const core::Clock& clock, core::Random& random,
     : clock_(clock),
       random_(random),
       params_(validated(params)),
-      window_(clock, params.buckets, bucket_width(params)) {}
+      window_(clock, params.buckets, bucket_width(params)),
+      shadow_(params.shadow) {}
 
 double AdaptiveBreaker::refresh_locked(core::TimePoint now) {
   const auto ring = window_.advanced(now);
@@ -69,6 +70,10 @@ std::optional<Admission> AdaptiveBreaker::try_admit(core::TimePoint now) {
   }
   // p == 0 (the healthy case) needs no draw at all.
   if (p > 0.0 && random_.next_unit() < p) {
+    if (shadow_.load(std::memory_order_relaxed)) {
+      shadow_drops_.fetch_add(1, std::memory_order_relaxed);
+      return Admission(shared_from_this(), true);
+    }
     drops_.fetch_add(1, std::memory_order_relaxed);
     return std::nullopt;
   }
@@ -90,7 +95,9 @@ BreakerSnapshot AdaptiveBreaker::snapshot() {
   return {.requests = t.requests,
           .accepts = t.accepts,
           .drop_probability = p,
-          .drops = drops_.load(std::memory_order_relaxed)};
+          .drops = drops_.load(std::memory_order_relaxed),
+          .shadow_drops = shadow_drops_.load(std::memory_order_relaxed),
+          .shadow = params_.shadow};
 }
 
 BreakerParams AdaptiveBreaker::params() const {
@@ -105,6 +112,7 @@ void AdaptiveBreaker::retune(const BreakerParams& params) {
     window_.reshape(params.buckets, bucket_width(params));
   }
   params_ = params;
+  shadow_.store(params.shadow, std::memory_order_relaxed);
   refresh_locked(clock_.now());
 }
 

@@ -56,7 +56,8 @@ class AdaptiveBreaker : public std::enable_shared_from_this<AdaptiveBreaker> {
                                                  const BreakerParams& params);
 
   /// Decides whether a request may go upstream. nullopt: dropped (counted; answer 503
-  /// `backend_unavailable`). Otherwise the returned guard records the outcome.
+  /// `backend_unavailable`). Otherwise the returned guard records the outcome; in shadow mode
+  /// a request the draw would have dropped is admitted with Admission::shadow_dropped() set.
   [[nodiscard]] std::optional<Admission> try_admit();
   [[nodiscard]] std::optional<Admission> try_admit(core::TimePoint now);
   /// Records the outcome of one completed upstream request (Admission calls this).
@@ -69,6 +70,10 @@ class AdaptiveBreaker : public std::enable_shared_from_this<AdaptiveBreaker> {
   /// 0 (docs/endpoint-health.md "Retries").
   [[nodiscard]] double published_drop_probability() const noexcept {
     return published_p_.load(std::memory_order_relaxed);
+  }
+  /// Whether the breaker is dropping requests now: p above 0 and not in shadow mode.
+  [[nodiscard]] bool shedding() const noexcept {
+    return !shadow_.load(std::memory_order_relaxed) && published_drop_probability() > 0.0;
   }
   [[nodiscard]] BreakerParams params() const;
   /// Applies new tuning at once. A new window shape carries the window's counts over into the
@@ -90,6 +95,8 @@ class AdaptiveBreaker : public std::enable_shared_from_this<AdaptiveBreaker> {
   /// published_p_ holds for decisions before this instant (clock ticks): the head bucket's end.
   std::atomic<std::int64_t> published_until_{0};
   std::atomic<std::uint64_t> drops_{0};
+  std::atomic<std::uint64_t> shadow_drops_{0};
+  std::atomic<bool> shadow_{false};
 };
 
 /// Proof that a request was admitted; records its outcome exactly once. Records a FAILURE unless
@@ -97,7 +104,8 @@ class AdaptiveBreaker : public std::enable_shared_from_this<AdaptiveBreaker> {
 /// (Envoy's admission-control idiom). Move-only; keeps the breaker alive across config reloads.
 class Admission {
  public:
-  explicit Admission(std::shared_ptr<AdaptiveBreaker> breaker) : breaker_(std::move(breaker)) {}
+  explicit Admission(std::shared_ptr<AdaptiveBreaker> breaker, bool shadow_dropped = false)
+      : breaker_(std::move(breaker)), shadow_dropped_(shadow_dropped) {}
   Admission(Admission&&) noexcept = default;
   Admission& operator=(Admission&&) = delete;
   Admission(const Admission&) = delete;
@@ -107,6 +115,9 @@ class Admission {
       breaker_->record(Outcome::kFailure);
     }
   }
+
+  /// A shadow breaker's draw would have dropped this request (it goes upstream all the same).
+  [[nodiscard]] bool shadow_dropped() const noexcept { return shadow_dropped_; }
 
   /// The upstream answered with an accepted status (at `now`, when the caller has the time).
   void succeeded() && { std::exchange(breaker_, nullptr)->record(Outcome::kSuccess); }
@@ -124,6 +135,7 @@ class Admission {
 
  private:
   std::shared_ptr<AdaptiveBreaker> breaker_;
+  bool shadow_dropped_;
 };
 
 }  // namespace sluice::breaker

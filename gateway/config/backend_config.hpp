@@ -28,6 +28,13 @@ enum class UpstreamProtocol { kHttp1, kH2, kH2c };
 /// The JSON spelling: "http1", "h2", "h2c".
 std::string_view to_string(UpstreamProtocol protocol);
 
+/// Whether a limit policy or a breaker acts (`enforce`) or only counts what it would have done
+/// (`shadow`).
+enum class EnforcementMode { kEnforce, kShadow };
+
+/// The JSON spelling: "enforce", "shadow".
+std::string_view to_string(EnforcementMode mode);
+
 /// Parameters of the adaptive breaker (docs/behaviour.md "Breakers"); window % buckets == 0 (in
 /// ms).
 struct BreakerConfig {
@@ -40,6 +47,11 @@ struct BreakerConfig {
   /// gRPC statuses from the backend that count as failures (docs/grpc.md): UNAVAILABLE,
   /// DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED.
   std::vector<int> failure_grpc_statuses{14, 4, 8};
+  /// `shadow`: the drop probability is computed and reported, would-be drops are counted
+  /// (`sluice_breaker_shadow_drops_total`), nothing is dropped (docs/latency-protection.md).
+  EnforcementMode mode = EnforcementMode::kEnforce;
+  /// A response head slower than this counts as a failure in the breaker window; 0: off.
+  std::chrono::milliseconds slow{0};
 
   bool operator==(const BreakerConfig&) const = default;
 };
@@ -92,6 +104,17 @@ struct RetryConfig {
   bool operator==(const RetryConfig&) const = default;
 };
 
+/// A backend's adaptive concurrency limit (docs/latency-protection.md "Adaptive concurrency"):
+/// requests in flight to the backend are held under a limit that follows its latency, between
+/// `min` and `max`.
+struct ConcurrencyConfig {
+  bool enabled = true;
+  std::uint32_t min = 4;
+  std::uint32_t max = 1000;
+
+  bool operator==(const ConcurrencyConfig&) const = default;
+};
+
 /// A backend's `tls` object (docs/tls.md "Upstream TLS"): how sluice speaks TLS to it.
 struct BackendTlsConfig {
   bool enabled = true;
@@ -117,6 +140,7 @@ struct BackendConfig {
   std::optional<HealthCheckConfig> health_check;  // absent: no active checks
   std::optional<OutlierConfig> outlier;           // absent: no outlier ejection
   std::optional<RetryConfig> retry;               // absent: no retries
+  std::optional<ConcurrencyConfig> concurrency;   // absent: no concurrency limit
 
   bool operator==(const BackendConfig&) const = default;
   [[nodiscard]] bool speaks_tls() const noexcept { return tls && tls->enabled; }

@@ -27,11 +27,11 @@ std::string_view to_string(UpstreamProtocol protocol) {
   return "unknown";
 }
 
-std::string_view to_string(LimitMode mode) {
+std::string_view to_string(EnforcementMode mode) {
   switch (mode) {
-    case LimitMode::kEnforce:
+    case EnforcementMode::kEnforce:
       return "enforce";
-    case LimitMode::kShadow:
+    case EnforcementMode::kShadow:
       return "shadow";
   }
   return "unknown";

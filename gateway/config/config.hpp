@@ -21,7 +21,7 @@
 // read it concurrently. A reload or an admin change builds a new Config and swaps the pointer.
 namespace sluice::config {
 
-enum class LimitMode { kEnforce, kShadow };
+using LimitMode = EnforcementMode;
 enum class StoreType { kMemory, kRedis };
 /// What the limiter does while Redis is unreachable or slow (docs/behaviour.md "Configuration",
 /// `on_error`).
@@ -33,7 +33,6 @@ enum class StoreMode { kExact, kHybrid };
 enum class RequestIdPolicy { kPreserve, kTrusted, kReplace };
 
 /// The JSON spellings: "round_robin", "shadow", "redis", "local_share", ...
-std::string_view to_string(LimitMode mode);
 std::string_view to_string(StoreType type);
 std::string_view to_string(OnError on_error);
 std::string_view to_string(StoreMode mode);

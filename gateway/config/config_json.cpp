@@ -174,6 +174,8 @@ json to_json(const LimitPolicyConfig& policy) {
 
 json to_json(const BreakerConfig& breaker) {
   return {{"enabled", breaker.enabled},
+          {"mode", to_string(breaker.mode)},
+          {"slow_ms", breaker.slow.count()},
           {"k", breaker.k},
           {"protection", breaker.protection},
           {"window_ms", breaker.window.count()},
@@ -257,6 +259,11 @@ json to_json(const BackendConfig& backend) {
   }
   if (backend.outlier) {
     out["outlier"] = to_json(*backend.outlier);
+  }
+  if (backend.concurrency) {
+    out["concurrency"] = {{"enabled", backend.concurrency->enabled},
+                          {"min", backend.concurrency->min},
+                          {"max", backend.concurrency->max}};
   }
   if (backend.retry) {
     out["retry"] = to_json(*backend.retry);

@@ -19,6 +19,7 @@ constexpr std::array kBalances{Balance::kRoundRobin, Balance::kLeastRequest, Bal
 constexpr std::array kUpstreamProtocols{UpstreamProtocol::kHttp1, UpstreamProtocol::kH2,
                                         UpstreamProtocol::kH2c};
 constexpr std::uint32_t kMaxRequests = 4294967295U;
+constexpr std::uint32_t kMaxConcurrency = 1000000;
 
 // Calls fn(name, ObjectReader&) for every member of the object section `key` (a map of named
 // objects), after checking the name; a member that is not an object is reported and skipped.
@@ -80,6 +81,8 @@ std::vector<int> parse_failure_statuses(ObjectReader& reader, std::vector<int> f
 BreakerConfig parse_breaker(ObjectReader& reader) {
   BreakerConfig breaker;
   breaker.enabled = reader.boolean("enabled").value_or(breaker.enabled);
+  breaker.mode = reader.enumeration("mode", kLimitModes).value_or(breaker.mode);
+  breaker.slow = reader.duration_ms("slow_ms", 0, 3600000).value_or(breaker.slow);
   breaker.k = reader.number("k", 1.0, 100.0).value_or(breaker.k);
   breaker.protection = reader.number("protection", 0.0, 1000000.0).value_or(breaker.protection);
   const auto window = reader.duration_ms("window_ms", 1, 3600000);
@@ -134,6 +137,19 @@ std::vector<Endpoint> parse_endpoints(ObjectReader& reader) {
 
 // A backend's `tls` object (docs/tls.md "Upstream TLS"); its files are read when a config
 // version is installed (and by --check), not here.
+ConcurrencyConfig parse_concurrency(ObjectReader& reader) {
+  ConcurrencyConfig concurrency;
+  concurrency.enabled = reader.boolean("enabled").value_or(concurrency.enabled);
+  concurrency.min =
+      reader.integer<std::uint32_t>("min", 1, kMaxConcurrency).value_or(concurrency.min);
+  concurrency.max =
+      reader.integer<std::uint32_t>("max", 1, kMaxConcurrency).value_or(concurrency.max);
+  if (concurrency.min > concurrency.max) {
+    reader.report("min", "must not exceed max (" + std::to_string(concurrency.max) + ")");
+  }
+  return concurrency;
+}
+
 BackendTlsConfig parse_backend_tls(ObjectReader& reader) {
   BackendTlsConfig tls;
   tls.enabled = reader.boolean("enabled").value_or(tls.enabled);
@@ -175,6 +191,8 @@ BackendConfig parse_backend(ObjectReader& reader) {
                 [&](ObjectReader& nested) { backend.health_check = parse_health_check(nested); });
   reader.nested("outlier", [&](ObjectReader& nested) { backend.outlier = parse_outlier(nested); });
   reader.nested("retry", [&](ObjectReader& nested) { backend.retry = parse_retry(nested); });
+  reader.nested("concurrency",
+                [&](ObjectReader& nested) { backend.concurrency = parse_concurrency(nested); });
   backend.protocol = reader.enumeration("protocol", kUpstreamProtocols).value_or(backend.protocol);
   backend.max_streams_per_connection =
       reader.integer<std::uint32_t>("max_streams_per_connection", 1, 10000)

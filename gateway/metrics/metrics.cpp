@@ -135,6 +135,21 @@ Metrics::Metrics(std::string_view version) : registry_(std::make_shared<promethe
                          "User keys holding limiter state, by policy.", r);
   breaker_drops_ = &build(BuildCounter(), "sluice_breaker_drops_total",
                           "Requests the adaptive breaker dropped (answered 503), by backend.", r);
+  breaker_shadow_drops_ =
+      &build(BuildCounter(), "sluice_breaker_shadow_drops_total",
+             "Requests a breaker in shadow mode would have dropped (and sent on), by backend.", r);
+  slow_calls_ = &build(BuildCounter(), "sluice_breaker_slow_calls_total",
+                       "Responses slower than breaker.slow_ms, counted as breaker failures, by "
+                       "backend.",
+                       r);
+  concurrency_limit_ =
+      &build(BuildGauge(), "sluice_backend_concurrency_limit",
+             "The adaptive concurrency limit of the backend (requests in flight).", r);
+  inflight_ = &build(BuildGauge(), "sluice_backend_inflight",
+                     "Requests in flight to the backend, under its concurrency limit.", r);
+  concurrency_rejections_ =
+      &build(BuildCounter(), "sluice_concurrency_rejections_total",
+             "Requests answered 503 backend_overloaded by the concurrency limit, by backend.", r);
   drop_probability_ = &build(BuildGauge(), "sluice_breaker_drop_probability",
                              "The breaker's current drop probability, by backend.", r);
   window_requests_ = &build(BuildGauge(), "sluice_breaker_window_requests",
@@ -205,6 +220,43 @@ Metrics::Metrics(std::string_view version) : registry_(std::make_shared<promethe
   reloads_->Add({{"result", "error"}});
 }
 
+void Metrics::publish_concurrency(std::string_view backend,
+                                  const std::optional<ConcurrencySample>& sample) {
+  std::lock_guard lock(mutex_);
+  if (!sample) {
+    remove_concurrency_locked(backend);
+    return;
+  }
+  auto it = concurrency_.find(backend);
+  if (it == concurrency_.end()) {
+    const std::string b(backend);
+    it = concurrency_
+             .emplace(b, ConcurrencySeries{.limit = &concurrency_limit_->Add({{"backend", b}}),
+                                           .in_flight = &inflight_->Add({{"backend", b}}),
+                                           .rejections =
+                                               &concurrency_rejections_->Add({{"backend", b}})})
+             .first;
+  }
+  ConcurrencySeries& s = it->second;
+  s.limit->Set(static_cast<double>(sample->limit));
+  s.in_flight->Set(static_cast<double>(sample->in_flight));
+  if (sample->rejections > s.published) {
+    s.rejections->Increment(static_cast<double>(sample->rejections - s.published));
+  }
+  s.published = sample->rejections;
+}
+
+void Metrics::remove_concurrency_locked(std::string_view backend) {
+  const auto it = concurrency_.find(backend);
+  if (it == concurrency_.end()) {
+    return;
+  }
+  concurrency_limit_->Remove(it->second.limit);
+  inflight_->Remove(it->second.in_flight);
+  concurrency_rejections_->Remove(it->second.rejections);
+  concurrency_.erase(it);
+}
+
 RouteMetrics& Metrics::route(std::string_view route, std::string_view backend) {
   std::lock_guard lock(mutex_);
   auto key = std::make_pair(std::string(route), std::string(backend));
@@ -243,6 +295,8 @@ BackendMetrics& Metrics::backend(std::string_view name) {
     }
     slot->upstream_duration = &upstream_duration_->Add({{"backend", b}}, latency_buckets());
     slot->breaker_drops = &breaker_drops_->Add({{"backend", b}});
+    slot->breaker_shadow_drops = &breaker_shadow_drops_->Add({{"backend", b}});
+    slot->slow_calls = &slow_calls_->Add({{"backend", b}});
     slot->drop_probability = &drop_probability_->Add({{"backend", b}});
     slot->window_requests = &window_requests_->Add({{"backend", b}});
     slot->window_accepts = &window_accepts_->Add({{"backend", b}});
@@ -301,6 +355,9 @@ void Metrics::remove_backend(std::string_view name) {
   }
   upstream_duration_->Remove(b.upstream_duration);
   breaker_drops_->Remove(b.breaker_drops);
+  breaker_shadow_drops_->Remove(b.breaker_shadow_drops);
+  slow_calls_->Remove(b.slow_calls);
+  remove_concurrency_locked(name);
   drop_probability_->Remove(b.drop_probability);
   window_requests_->Remove(b.window_requests);
   window_accepts_->Remove(b.window_accepts);

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -141,6 +142,8 @@ struct BackendMetrics {
   std::array<prometheus::Counter*, kUpstreamOutcomes> upstream{};
   prometheus::Histogram* upstream_duration = nullptr;
   prometheus::Counter* breaker_drops = nullptr;
+  prometheus::Counter* breaker_shadow_drops = nullptr;
+  prometheus::Counter* slow_calls = nullptr;
   prometheus::Gauge* drop_probability = nullptr;
   prometheus::Gauge* window_requests = nullptr;
   prometheus::Gauge* window_accepts = nullptr;
@@ -155,6 +158,14 @@ struct BackendMetrics {
 
   void count(UpstreamOutcome outcome) { upstream[static_cast<std::size_t>(outcome)]->Increment(); }
   void count(RetryResult result) { retries[static_cast<std::size_t>(result)]->Increment(); }
+};
+
+/// One backend's adaptive concurrency limit as the scrape publishes it
+/// (Metrics::publish_concurrency()).
+struct ConcurrencySample {
+  std::uint32_t limit = 0;
+  std::int64_t in_flight = 0;
+  std::uint64_t rejections = 0;  ///< since the limit was created; only its growth is counted
 };
 
 /// The metrics of one rate-limit policy. Thread-safe.
@@ -187,6 +198,11 @@ class Metrics {
   /// `sluice_endpoint_panic_picks_total` to `panic_picks` (a scrape hook calls this).
   void publish_endpoints(std::string_view backend, const std::vector<EndpointSample>& samples,
                          std::uint64_t panic_picks);
+  /// Sets `sluice_backend_concurrency_limit` and `sluice_backend_inflight` of `backend` and grows
+  /// `sluice_concurrency_rejections_total` to the sample; with no sample (the backend has no
+  /// concurrency limit any more), removes the three series (a scrape hook calls this).
+  void publish_concurrency(std::string_view backend,
+                           const std::optional<ConcurrencySample>& sample);
   /// `sluice_store_operations_total{store, result}` for result ok, error, timeout.
   prometheus::Counter& store_operation(std::string_view store, std::string_view result);
   prometheus::Gauge& store_fallback(std::string_view store);
@@ -230,6 +246,11 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* ratelimit_requests_;
   prometheus::Family<prometheus::Gauge>* tracked_keys_;
   prometheus::Family<prometheus::Counter>* breaker_drops_;
+  prometheus::Family<prometheus::Counter>* breaker_shadow_drops_;
+  prometheus::Family<prometheus::Counter>* slow_calls_;
+  prometheus::Family<prometheus::Gauge>* concurrency_limit_;
+  prometheus::Family<prometheus::Gauge>* inflight_;
+  prometheus::Family<prometheus::Counter>* concurrency_rejections_;
   prometheus::Family<prometheus::Gauge>* drop_probability_;
   prometheus::Family<prometheus::Gauge>* window_requests_;
   prometheus::Family<prometheus::Gauge>* window_accepts_;
@@ -266,6 +287,14 @@ class Metrics {
   std::map<std::string, std::unique_ptr<PolicyMetrics>, std::less<>> policies_;
   std::map<std::string, std::map<std::string, EndpointSeries>, std::less<>> endpoints_;
   std::map<std::string, std::uint64_t, std::less<>> panic_published_;
+  struct ConcurrencySeries {
+    prometheus::Gauge* limit = nullptr;
+    prometheus::Gauge* in_flight = nullptr;
+    prometheus::Counter* rejections = nullptr;
+    std::uint64_t published = 0;
+  };
+  std::map<std::string, ConcurrencySeries, std::less<>> concurrency_;
+  void remove_concurrency_locked(std::string_view backend);
   std::vector<std::function<void()>> hooks_;
 };
 

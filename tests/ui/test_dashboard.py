@@ -65,7 +65,8 @@ def make_config(steady, flaky, redis_port):
             "strict": {"requests": 5, "window_ms": 10000, "buckets": 10},
         },
         "backends": {
-            "steady": {"endpoints": [steady.endpoint], "breaker": dict(breaker)},
+            "steady": {"endpoints": [steady.endpoint], "breaker": dict(breaker),
+                       "concurrency": {"enabled": True, "min": 4, "max": 1000}},
             "flaky": {"endpoints": [flaky.endpoint], "breaker": dict(breaker)},
         },
         "routes": [
@@ -404,6 +405,21 @@ class DashboardTest(unittest.IsolatedAsyncioTestCase):
             "document.querySelector('#breakers-list [data-backend=\"steady\"]')"
             ".dataset.breakerState")
         self.assertEqual(steady, "closed")
+        # The steady backend's concurrency limit, with what is in flight under it.
+        concurrency = await page.wait_for("""(() => {
+            const card = document.querySelector('#breakers-list [data-backend="steady"]');
+            const limit = card && card.querySelector('[data-field="concurrency-limit"]');
+            return limit && {limit: Number(limit.textContent),
+                             inFlight: card.querySelector('[data-field="in-flight"]').textContent};
+          })()""", "the steady backend's concurrency limit")
+        self.assertGreaterEqual(concurrency["limit"], 4)
+        self.assertRegex(concurrency["inFlight"], r"^\d+$")
+        # Switched to shadow mode, the open breaker is shown as a shadow that drops nothing.
+        status, _ = await asyncio.to_thread(self.admin.json, "PUT", "/admin/backends/flaky/breaker",
+                                            {"mode": "shadow"})
+        self.assertEqual(status, 200)
+        await page.wait_for("document.querySelector('#breakers-list [data-backend=\"flaky\"]')"
+                            "?.dataset.breakerState === 'shadow'", "the flaky breaker in shadow mode")
 
         endpoints = await page.wait_for("""(() => {
             const rows = [...document.querySelectorAll('#endpoints-body tr[data-endpoint]')];

@@ -390,7 +390,23 @@
     if (!backend.breaker || backend.breaker.enabled === false) {
       return 'disabled';
     }
+    if (backend.breaker.mode === 'shadow') {
+      return 'shadow';  // computes p, drops nothing (docs/latency-protection.md)
+    }
     return backend.window && backend.window.drop_probability > 0 ? 'open' : 'closed';
+  }
+
+  /// The backend's adaptive concurrency limit, when it has one: limit, in flight, refusals.
+  function concurrencyLine(backend) {
+    const c = backend.concurrency;
+    if (!c || c.limit === undefined) {
+      return null;
+    }
+    const limit = c.config && c.config.enabled === false ? 'off' : String(c.limit);
+    return el('p', {className: 'note', 'data-field': 'concurrency'},
+        'concurrency limit ', el('strong', {'data-field': 'concurrency-limit', text: limit}),
+        ', in flight ', el('strong', {'data-field': 'in-flight', text: String(c.in_flight)}),
+        `, ${plural(c.rejections, 'request')} refused` + (c.probing ? ' (probing)' : ''));
   }
 
   async function refreshBreakers(backends) {
@@ -412,7 +428,9 @@
               ' drop probability ',
               el('strong', {'data-field': 'drop-probability', text: percent(w.drop_probability)})),
           el('p', {className: 'note',
-                   text: `window: ${plural(w.requests, 'request')}, ${w.accepts} accepted`}),
+                   text: `window: ${plural(w.requests, 'request')}, ${w.accepts} accepted` +
+                         (st === 'shadow' ? `; would have dropped ${w.shadow_drops || 0}` : '')}),
+          ...[concurrencyLine(b)].filter(Boolean),
           sparkline(samples));
     });
     for (const name of [...state.sparks.keys()]) {

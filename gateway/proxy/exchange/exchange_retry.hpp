@@ -148,7 +148,7 @@ Task<bool> retry(Exchange<Down, Up>& x, UpstreamResult result, unsigned status) 
   const auto& retry = x.backend.config().retry;
   if (!retry || x.ctx.outcome.attempts >= retry->attempts || !retry_on(*retry, result, status) ||
       (!x.idempotent && !retry->non_idempotent) || x.ctx.upgrade || !replayable(x) ||
-      x.backend.breaker().published_drop_probability() > 0) {
+      x.backend.breaker().shedding()) {
     co_return false;
   }
   health::EndpointHealth& health = x.backend.health();

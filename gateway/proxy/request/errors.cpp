@@ -11,7 +11,7 @@ namespace {
 using boost::beast::http::status;
 
 // Indexed by GatewayError.
-constexpr std::array<ErrorInfo, 17> kErrors{{
+constexpr std::array<ErrorInfo, 18> kErrors{{
     {status::too_many_requests, "rate_limited"},
     {status::service_unavailable, "backend_unavailable"},
     {status::not_found, "no_route"},
@@ -29,6 +29,7 @@ constexpr std::array<ErrorInfo, 17> kErrors{{
     {status::bad_request, "plain_http_on_tls_port"},
     {status::unauthorized, "unauthorized"},
     {status::too_many_requests, "too_many_auth_failures"},
+    {status::service_unavailable, "backend_overloaded"},
 }};
 
 }  // namespace

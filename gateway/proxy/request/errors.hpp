@@ -32,6 +32,9 @@ enum class GatewayError {
   /// The client address failed verification too often (`auth.failure_policy`): 429, checked
   /// before any signature.
   kAuthFailuresExceeded,
+  /// The backend's adaptive concurrency limit is reached (docs/latency-protection.md): 503
+  /// with `Retry-After: 1`, at once.
+  kBackendOverloaded,
 };
 
 struct ErrorInfo {

@@ -84,6 +84,7 @@ std::optional<GrpcStatus> grpc_status_of(GatewayError error) noexcept {
     case GatewayError::kPayloadTooLarge:
       return GrpcStatus::kResourceExhausted;
     case GatewayError::kBackendUnavailable:
+    case GatewayError::kBackendOverloaded:
     case GatewayError::kUpstreamConnect:
     case GatewayError::kUpstreamReset:
     case GatewayError::kLimitStoreUnavailable:

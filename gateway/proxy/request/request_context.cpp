@@ -73,6 +73,7 @@ void RequestContext::reset(core::TimePoint now, const Snapshot& snap) {
   verdict.reset();
   extra_count = 0;
   admission.reset();
+  concurrency_slot.reset();
   breaker_label = "off";
   error.reset();
   allow = {};
@@ -107,6 +108,7 @@ void ContextPool::give_back(std::unique_ptr<RequestContext> ctx) {
     ctx->parser.reset();  // drops the views of the read buffers
     ctx->response.reset();
     ctx->admission.reset();
+    ctx->concurrency_slot.reset();
     free_.push_back(std::move(ctx));
   }
 }

@@ -132,7 +132,10 @@ struct RequestContext {
   std::array<http1::ExtraField, 2> extra{};
   std::size_t extra_count = 0;  ///< response fields to add (the rate-limit fields)
   std::optional<breaker::Admission> admission;
-  std::string_view breaker_label = "off";  ///< pass | dropped | off
+  /// The request's place under the backend's concurrency limit, when it has one.
+  std::optional<breaker::ConcurrencySlot> concurrency_slot;
+  /// pass | dropped | shadow_drop | overloaded | off
+  std::string_view breaker_label = "off";
 
   // -- the answer -------------------------------------------------------------------------
   std::optional<GatewayError> error;  ///< the gateway answered itself

@@ -31,6 +31,9 @@ Bindings ConfigSync::apply(const config::Config& config) {
   }
   for (const auto& [name, backend] : config.backends) {
     b.breakers.emplace(name, breakers_.sync(name, breaker_params(backend.breaker)));
+    if (auto limit = breakers_.sync_concurrency(name, concurrency_params(backend.concurrency))) {
+      b.concurrency.emplace(name, std::move(limit));
+    }
     b.health.emplace(name, health_.sync(name, backend));
     b.backend_metrics.emplace(name, &metrics_.backend(name));
   }

@@ -35,6 +35,12 @@ std::shared_ptr<const tls::ClientTls> backend_tls(const Bindings& bindings,
   return it == bindings.backend_tls.end() ? nullptr : it->second;
 }
 
+std::shared_ptr<breaker::ConcurrencyLimit> concurrency_limit(const Bindings& bindings,
+                                                             const std::string& backend) {
+  const auto it = bindings.concurrency.find(backend);
+  return it == bindings.concurrency.end() ? nullptr : it->second;
+}
+
 std::shared_ptr<health::EndpointHealth> endpoint_health(const Bindings& bindings,
                                                         const std::string& backend,
                                                         const config::BackendConfig& config) {
@@ -131,7 +137,20 @@ breaker::BreakerParams breaker_params(const config::BreakerConfig& config) {
           .k = config.k,
           .protection = config.protection,
           .window = config.window,
-          .buckets = config.buckets};
+          .buckets = config.buckets,
+          .shadow = config.mode == config::EnforcementMode::kShadow};
+}
+
+std::optional<breaker::ConcurrencyParams> concurrency_params(
+    const std::optional<config::ConcurrencyConfig>& config) {
+  if (!config) {
+    return std::nullopt;
+  }
+  breaker::ConcurrencyParams params;
+  params.enabled = config->enabled;
+  params.min = config->min;
+  params.max = config->max;
+  return params;
 }
 
 limiter::Policy limiter_policy(const config::Config& config, const std::string& name) {
@@ -155,8 +174,11 @@ Backend::Backend(std::string name, const config::BackendConfig& config, const Bi
       endpoints_(compile_endpoints(config, backend_tls(bindings, name_))),
       balancer_(config.balance, endpoint_health(bindings, name_, config), name_),
       breaker_(bindings.breakers.at(name_)),
+      concurrency_(concurrency_limit(bindings, name_)),
+      slow_call_(std::chrono::duration_cast<core::Duration>(config.breaker.slow)),
       metrics_(bindings.backend_metrics.at(name_)),
-      unavailable_body_(R"({"error":"backend_unavailable","backend":)" + json_string(name_) + "}") {
+      unavailable_body_(R"({"error":"backend_unavailable","backend":)" + json_string(name_) + "}"),
+      overloaded_body_(R"({"error":"backend_overloaded","backend":)" + json_string(name_) + "}") {
   for (const int status : config.breaker.failure_statuses) {
     if (status >= 0 && static_cast<std::size_t>(status) < failures_.size()) {
       failures_.set(static_cast<std::size_t>(status));

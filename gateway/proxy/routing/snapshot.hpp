@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gateway/breaker/adaptive_breaker.hpp"
+#include "gateway/breaker/concurrency_limit.hpp"
 #include "gateway/config/config.hpp"
 #include "gateway/metrics/metrics.hpp"
 #include "gateway/proxy/routing/balancer.hpp"
@@ -33,6 +34,8 @@ struct Bindings {
   std::map<std::string, std::vector<std::pair<std::string, store::PolicyId>>, std::less<>>
       tier_policies;
   std::map<std::string, std::shared_ptr<breaker::AdaptiveBreaker>, std::less<>> breakers;
+  /// The concurrency limit of each backend that has one.
+  std::map<std::string, std::shared_ptr<breaker::ConcurrencyLimit>, std::less<>> concurrency;
   std::map<std::string, metrics::BackendMetrics*, std::less<>> backend_metrics;
   std::map<std::string, metrics::PolicyMetrics*, std::less<>> policy_metrics;
   /// Each policy's heavy-hitter sketch id (empty with `admin.top_users` off).
@@ -62,6 +65,13 @@ class Backend {
   /// The backend's breaker (the same object across config versions).
   [[nodiscard]] breaker::AdaptiveBreaker& breaker() const noexcept { return *breaker_; }
   [[nodiscard]] metrics::BackendMetrics& metrics() const noexcept { return *metrics_; }
+  /// The backend's adaptive concurrency limit (the same object across config versions), or
+  /// null without a `concurrency` object.
+  [[nodiscard]] breaker::ConcurrencyLimit* concurrency() const noexcept {
+    return concurrency_.get();
+  }
+  /// `breaker.slow_ms`: a response head slower than this is a breaker failure (zero: off).
+  [[nodiscard]] core::Duration slow_call() const noexcept { return slow_call_; }
   /// True for a status in `breaker.failure_statuses`.
   [[nodiscard]] bool is_failure(unsigned status) const noexcept {
     return status < failures_.size() && failures_.test(status);
@@ -73,6 +83,9 @@ class Backend {
   }
   /// The 503 body of a breaker drop: {"error":"backend_unavailable","backend":NAME}.
   [[nodiscard]] const std::string& unavailable_body() const noexcept { return unavailable_body_; }
+  /// The 503 body of a request over the concurrency limit:
+  /// {"error":"backend_overloaded","backend":NAME}.
+  [[nodiscard]] const std::string& overloaded_body() const noexcept { return overloaded_body_; }
 
  private:
   std::string name_;
@@ -80,14 +93,20 @@ class Backend {
   std::vector<UpstreamEndpoint> endpoints_;
   Balancer balancer_;
   std::shared_ptr<breaker::AdaptiveBreaker> breaker_;
+  std::shared_ptr<breaker::ConcurrencyLimit> concurrency_;
+  core::Duration slow_call_;
   metrics::BackendMetrics* metrics_;
   std::bitset<600> failures_;
   std::bitset<17> grpc_failures_;
   std::string unavailable_body_;
+  std::string overloaded_body_;
 };
 
 /// The breaker tuning of a backend's config.
 [[nodiscard]] breaker::BreakerParams breaker_params(const config::BreakerConfig& config);
+/// The concurrency limit of a backend's config (empty without a `concurrency` object).
+[[nodiscard]] std::optional<breaker::ConcurrencyParams> concurrency_params(
+    const std::optional<config::ConcurrencyConfig>& config);
 /// A config policy (with its overrides) as the limiter takes it.
 [[nodiscard]] limiter::Policy limiter_policy(const config::Config& config, const std::string& name);
 

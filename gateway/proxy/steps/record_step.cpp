@@ -38,10 +38,23 @@ void record_upstream(RequestContext& ctx, core::TimePoint now) {
   if (o.endpoint != nullptr && row.breaker != BreakerRecord::kNothing) {
     note_endpoint_result(backend, *o.endpoint, row.breaker == BreakerRecord::kFailure, now);
   }
+  if (ctx.concurrency_slot) {
+    // Only an accepted response says how long the backend takes; a slow one above all.
+    if (row.breaker == BreakerRecord::kSuccess && o.upstream_time) {
+      std::move(*ctx.concurrency_slot).measured(*o.upstream_time, now);
+    }
+    ctx.concurrency_slot.reset();
+  }
   if (!ctx.admission) {
     return;
   }
-  switch (row.breaker) {
+  BreakerRecord breaker = row.breaker;
+  if (breaker == BreakerRecord::kSuccess && o.upstream_time &&
+      backend.slow_call() > core::Duration::zero() && *o.upstream_time > backend.slow_call()) {
+    m.slow_calls->Increment();  // breaker.slow_ms: a slow answer is a failure to the breaker
+    breaker = BreakerRecord::kFailure;
+  }
+  switch (breaker) {
     case BreakerRecord::kNothing:
       std::move(*ctx.admission).abandon();
       break;

@@ -50,8 +50,10 @@ TEST_F(AdminBackendsTest, ShowsEndpointsTuningAndTheWindowTheBreakerDecidesOn) {
   EXPECT_EQ(demo["balance"], "round_robin");
   EXPECT_EQ(demo["breaker"], json::parse(R"({"enabled":true,"k":1.5,"protection":5.0,
       "window_ms":10000,"buckets":40,"failure_statuses":[500,502,503,504],
-      "failure_grpc_statuses":[14,4,8]})"));
-  EXPECT_EQ(demo["window"], json::parse(R"({"requests":5,"accepts":3,"drop_probability":0.0})"));
+      "failure_grpc_statuses":[14,4,8],"mode":"enforce","slow_ms":0})"));
+  EXPECT_EQ(demo["window"], json::parse(R"({"requests":5,"accepts":3,"drop_probability":0.0,
+      "drops":0,"shadow_drops":0})"));
+  EXPECT_FALSE(demo.contains("concurrency")) << "no limit configured";
   // The same numbers as the scrape.
   const Scrape scrape = scrape_metrics(*gateway);
   EXPECT_EQ(scrape.value("sluice_breaker_window_requests", {{"backend", "demo"}}), 5);

@@ -59,6 +59,40 @@ TEST_F(AdaptiveBreakerTest, ProtectionKeepsLowTrafficFromTripping) {
   EXPECT_DOUBLE_EQ(p(), 1.0 / 7.0);
 }
 
+TEST_F(AdaptiveBreakerTest, AShadowBreakerAdmitsWhatItWouldDropAndCountsIt) {
+  BreakerParams params;
+  params.shadow = true;
+  breaker_->retune(params);
+  record(0, 10);       // p = 5 / 11, published as in enforce mode
+  random_.push(0.45);  // would drop
+  random_.push(0.46);  // would admit
+  auto would_drop = breaker_->try_admit();
+  ASSERT_TRUE(would_drop.has_value());
+  EXPECT_TRUE(would_drop->shadow_dropped());
+  auto admitted = breaker_->try_admit();
+  ASSERT_TRUE(admitted.has_value());
+  EXPECT_FALSE(admitted->shadow_dropped());
+  auto s = breaker_->snapshot();
+  EXPECT_EQ(s.drops, 0U);
+  EXPECT_EQ(s.shadow_drops, 1U);
+  EXPECT_TRUE(s.shadow);
+  EXPECT_DOUBLE_EQ(s.drop_probability, 5.0 / 11.0);
+  EXPECT_GT(breaker_->published_drop_probability(), 0.0);
+  EXPECT_FALSE(breaker_->shedding()) << "retries go on under a shadow breaker";
+  std::move(*would_drop).failed();  // both went upstream: both are in the window
+  std::move(*admitted).failed();
+  EXPECT_EQ(breaker_->snapshot().requests, 12U);
+
+  params.shadow = false;  // switched live: the same window now drops
+  breaker_->retune(params);
+  EXPECT_TRUE(breaker_->shedding());
+  random_.push(0.01);
+  EXPECT_FALSE(breaker_->try_admit().has_value());
+  s = breaker_->snapshot();
+  EXPECT_EQ(s.drops, 1U);
+  EXPECT_EQ(s.shadow_drops, 1U);
+}
+
 TEST_F(AdaptiveBreakerTest, DropsWhenTheDrawFallsBelowPAndCountsDropsBesideTheWindow) {
   record(0, 10);       // p = 5 / 11
   random_.push(0.45);  // < 5/11 = 0.4545...: dropped

@@ -28,7 +28,7 @@ TEST(ConfigJsonTest, EveryDefaultIsSpelledOut) {
   EXPECT_EQ(out["backends"]["users"]["breaker"],
             json::parse(R"({"enabled":true,"k":1.5,"protection":5.0,"window_ms":10000,
                             "buckets":40,"failure_statuses":[500,502,503,504],
-                            "failure_grpc_statuses":[14,4,8]})"));
+                            "failure_grpc_statuses":[14,4,8],"mode":"enforce","slow_ms":0})"));
   EXPECT_EQ(out["backends"]["users"]["protocol"], "http1");
   EXPECT_EQ(out["backends"]["users"]["max_streams_per_connection"], 100);
   EXPECT_EQ(out["routes"][0],

@@ -16,7 +16,9 @@ using test_support::parsed;
 using test_support::problems_of;
 using test_support::valid_document;
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
 using Json = nlohmann::json;
 
 constexpr std::string_view kInvalidName = "invalid name: use 1-64 characters from A-Z a-z 0-9 _ -";
@@ -280,6 +282,39 @@ TEST(TrafficSectionsTest, ParsesBreakerValues) {
                                          {"buckets", 50},     {"failure_statuses", Json::array()}};
   EXPECT_EQ(parsed(doc).backends.at("users").breaker,
             (BreakerConfig{false, 2.0, 0.5, 5000ms, 50, {}}));
+}
+
+TEST(TrafficSectionsTest, ParsesBreakerModeAndSlowCalls) {
+  auto doc = valid_document();
+  doc["backends"]["users"]["breaker"] = {{"mode", "shadow"}, {"slow_ms", 250}};
+  const BreakerConfig breaker = parsed(doc).backends.at("users").breaker;
+  EXPECT_EQ(breaker.mode, EnforcementMode::kShadow);
+  EXPECT_EQ(breaker.slow, 250ms);
+  EXPECT_EQ(parsed(valid_document()).backends.at("users").breaker.mode, EnforcementMode::kEnforce);
+  doc["backends"]["users"]["breaker"] = {{"mode", "observe"}, {"slow_ms", -1}};
+  EXPECT_THAT(problems_of(doc),
+              UnorderedElementsAre(HasSubstr("backends.users.breaker.mode: must be one of"),
+                                   HasSubstr("backends.users.breaker.slow_ms: ")));
+}
+
+TEST(TrafficSectionsTest, ParsesTheConcurrencyLimit) {
+  auto doc = valid_document();
+  EXPECT_FALSE(parsed(doc).backends.at("users").concurrency);
+  doc["backends"]["users"]["concurrency"] = Json::object();
+  EXPECT_EQ(parsed(doc).backends.at("users").concurrency, (ConcurrencyConfig{true, 4, 1000}));
+  doc["backends"]["users"]["concurrency"] = {{"enabled", false}, {"min", 8}, {"max", 64}};
+  EXPECT_EQ(parsed(doc).backends.at("users").concurrency, (ConcurrencyConfig{false, 8, 64}));
+}
+
+TEST(TrafficSectionsTest, RejectsAConcurrencyMinimumAboveItsMaximumOrZero) {
+  auto doc = valid_document();
+  doc["backends"]["users"]["concurrency"] = {{"min", 50}, {"max", 10}};
+  EXPECT_THAT(problems_of(doc),
+              ElementsAre("backends.users.concurrency.min: must not exceed max (10)"));
+  doc["backends"]["users"]["concurrency"] = {{"min", 0}, {"limit", 5}};
+  EXPECT_THAT(problems_of(doc),
+              UnorderedElementsAre(HasSubstr("backends.users.concurrency.limit: "),
+                                   HasSubstr("backends.users.concurrency.min: ")));
 }
 
 // --- routes ---

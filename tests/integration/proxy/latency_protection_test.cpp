@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+// Breakers that see latency, through the real binary (docs/latency-protection.md): a shadow
+// breaker counts what it would drop and drops nothing until the admin API switches it to
+// enforce; `slow_ms` turns slow answers into breaker failures; a backend's concurrency limit
+// answers 503 backend_overloaded at once past its limit, and follows the latency of a backend
+// that queues (the demo backend's capacity and service time).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "tests/integration/proxy/proxy_fixture.hpp"
+#include "tests/support/admin_client.hpp"
+#include "tests/support/metrics_text.hpp"
+
+namespace sluice::testing {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+const Labels kDemo{{"backend", "demo"}};
+
+/// Sends `n` GETs of `target` from `clients` threads at once (one connection each) and returns
+/// the responses.
+std::vector<Response> send_together(std::uint16_t port, const std::string& target, int clients) {
+  std::vector<Response> responses(static_cast<std::size_t>(clients));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < clients; ++i) {
+    threads.emplace_back([&, i] {
+      HttpClient client(port, milliseconds(20000));
+      responses[static_cast<std::size_t>(i)] = client.get(target);
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  return responses;
+}
+
+TEST(LatencyProtectionTest, AShadowBreakerDropsNothingUntilItIsSwitchedToEnforce) {
+  DemoBackend backend;
+  json config = minimal_gateway_config({backend.endpoint()});
+  config["backends"]["demo"]["breaker"] = {{"mode", "shadow"}, {"window_ms", 10000}};
+  SluiceProcess gateway(config);
+  HttpClient client(gateway.proxy_port());
+  for (int i = 0; i < 100; ++i) {  // p climbs toward 1: every request still reaches the backend
+    const Response res = client.get("/status/500");
+    ASSERT_EQ(res.result_int(), 500) << res.body();
+    ASSERT_EQ(res.count("X-Backend-Port"), 1U);
+  }
+  Scrape s = scrape_until(gateway, "shadow drops counted", [](const Scrape& t) {
+    return t.value("sluice_breaker_shadow_drops_total", kDemo) > 0;
+  });
+  EXPECT_GT(s.value("sluice_breaker_drop_probability", kDemo), 0.5) << s.text();
+  EXPECT_EQ(s.value("sluice_breaker_drops_total", kDemo), 0);
+  AdminClient admin(gateway.admin_port());
+  const auto backends = admin.get("/admin/backends");
+  EXPECT_EQ(backends.body["demo"]["breaker"]["mode"], "shadow");
+  EXPECT_GT(backends.body["demo"]["window"]["shadow_drops"].get<double>(), 0);
+
+  const auto put = admin.put("/admin/backends/demo/breaker", {{"mode", "enforce"}});
+  ASSERT_EQ(put.status, 200U) << put.body.dump();
+  int drops = 0;
+  for (int i = 0; i < 50; ++i) {
+    const Response res = client.get("/status/500");
+    if (res.result_int() == 503 && error_code(res) == "backend_unavailable") {
+      ++drops;
+    }
+  }
+  EXPECT_GE(drops, 25) << "the window was kept: the enforcing breaker drops at once";
+}
+
+TEST(LatencyProtectionTest, SlowAnswersAreBreakerFailures) {
+  DemoBackend backend;
+  json config = minimal_gateway_config({backend.endpoint()});
+  // Protection far above the traffic: the window fills, nothing is dropped.
+  config["backends"]["demo"]["breaker"] = {
+      {"slow_ms", 30}, {"window_ms", 10000}, {"protection", 100}};
+  SluiceProcess gateway(config);
+  HttpClient client(gateway.proxy_port());
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_EQ(client.get("/slow/60").result_int(), 200);  // the client still gets its answer
+  }
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(client.get("/ok").result_int(), 200);  // fast: accepts
+  }
+  const Scrape s = scrape_until(gateway, "slow calls counted", [](const Scrape& t) {
+    return t.value("sluice_breaker_slow_calls_total", kDemo) >= 10;
+  });
+  EXPECT_EQ(s.value("sluice_breaker_slow_calls_total", kDemo), 10) << s.text();
+  EXPECT_EQ(s.value("sluice_breaker_window_requests", kDemo), 15);
+  EXPECT_EQ(s.value("sluice_breaker_window_accepts", kDemo), 5);
+  // Only the breaker sees them as failures: upstream metrics count responses.
+  EXPECT_EQ(
+      s.value("sluice_upstream_requests_total", {{"backend", "demo"}, {"outcome", "success"}}), 15);
+}
+
+TEST(LatencyProtectionTest, RequestsOverTheConcurrencyLimitAreAnsweredAtOnce) {
+  DemoBackend backend;
+  json config = minimal_gateway_config({backend.endpoint()});
+  config["backends"]["demo"]["concurrency"] = {{"enabled", true}, {"min", 2}, {"max", 2}};
+  SluiceProcess gateway(config);
+  const auto started = std::chrono::steady_clock::now();
+  const auto responses = send_together(gateway.proxy_port(), "/slow/1500", 6);
+  int passed = 0;
+  int overloaded = 0;
+  for (const Response& res : responses) {
+    if (res.result_int() == 200) {
+      ++passed;
+    } else {
+      ASSERT_EQ(res.result_int(), 503) << res.body();
+      EXPECT_EQ(json::parse(res.body()),
+                (json{{"error", "backend_overloaded"}, {"backend", "demo"}}));
+      EXPECT_EQ(res[http::field::retry_after], "1");
+      EXPECT_EQ(res.count("X-Backend-Port"), 0U);
+      ++overloaded;
+    }
+  }
+  EXPECT_EQ(passed, 2);
+  EXPECT_EQ(overloaded, 4);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds(15000));
+  const Scrape s = scrape_until(gateway, "rejections counted", [](const Scrape& t) {
+    return t.value("sluice_concurrency_rejections_total", kDemo) >= 4;
+  });
+  EXPECT_EQ(s.value("sluice_concurrency_rejections_total", kDemo), 4) << s.text();
+  EXPECT_EQ(s.value("sluice_backend_concurrency_limit", kDemo), 2);
+  EXPECT_EQ(s.value("sluice_backend_inflight", kDemo), 0);
+  // A refused request never went upstream: the breaker window holds the two that did.
+  EXPECT_EQ(s.value("sluice_breaker_window_requests", kDemo), 2);
+
+  AdminClient admin(gateway.admin_port());
+  const auto backends = admin.get("/admin/backends");
+  const json& state = backends.body["demo"]["concurrency"];
+  EXPECT_EQ(state["limit"], 2) << backends.body.dump();
+  EXPECT_EQ(state["rejections"], 4);
+  EXPECT_EQ(state["config"]["min"], 2);
+}
+
+TEST(LatencyProtectionTest, RetriesStayUnderTheConcurrencyLimit) {
+  DemoBackend failing;
+  DemoBackend slow;
+  json config = minimal_gateway_config({failing.endpoint(), slow.endpoint()});
+  config["backends"]["demo"]["concurrency"] = {{"enabled", true}, {"min", 3}, {"max", 3}};
+  config["backends"]["demo"]["retry"] = {{"attempts", 3}, {"backoff_ms", 1}};
+  set_faults(failing, "fail_percent=100&fail_status=reset");
+  SluiceProcess gateway(config);
+  // Three slow requests hold all three places, whichever endpoint they tried first (a reset
+  // is retried on the other one); the rest are refused, retries included.
+  const auto responses = send_together(gateway.proxy_port(), "/slow/1000", 8);
+  int passed = 0;
+  for (const Response& res : responses) {
+    passed += res.result_int() == 200 ? 1 : 0;
+  }
+  EXPECT_EQ(passed, 3);
+  const Scrape s = scrape_until(gateway, "in flight back to 0", [](const Scrape& t) {
+    return t.value("sluice_backend_inflight", kDemo) == 0 &&
+           t.value("sluice_concurrency_rejections_total", kDemo) >= 5;
+  });
+  EXPECT_EQ(s.value("sluice_concurrency_rejections_total", kDemo), 8 - 3) << s.text();
+}
+
+}  // namespace
+}  // namespace sluice::testing
