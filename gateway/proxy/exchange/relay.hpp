@@ -143,7 +143,8 @@ Task<RelayResult> relay_body(http1::MessageParser<IsRequest>& parser, std::size_
       r.read_error = ec;
       break;
     }
-    if (!pending.empty()) {
+    const bool writing = !pending.empty();
+    if (writing) {
       const WriteStart w = write_now(to.stream, pending.buffers());
       boost::system::error_code wec = w.ec;
       if (!w.done) {
@@ -165,6 +166,12 @@ Task<RelayResult> relay_body(http1::MessageParser<IsRequest>& parser, std::size_
     if (parser.is_done()) {
       r.complete = true;
       break;
+    }
+    if (writing && from.buffer.size() > 0) {
+      // The gather may have stopped at kMaxPiecesPerWrite with whole chunks (even the end) read
+      // already: parse them before reading again, as the source may have nothing more to send
+      // (an HTTP/2 stream's next read is eof, a kept-alive upstream's never completes).
+      continue;
     }
     from.deadline.arm(clock.now() + from.timeout);
     auto [rec, n] =

@@ -9,6 +9,7 @@
 #include <memory_resource>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "tests/support/manual_clock.hpp"
 #include "tests/support/test_stream_ops.hpp"
@@ -111,6 +112,48 @@ TEST_F(RelayTest, AChunkedResponseKeepsItsForwardableTrailers) {
                               true);
   EXPECT_TRUE(r.complete);
   EXPECT_EQ(written(), "HEAD|3\r\nabc\r\n0\r\ngrpc-status: 0\r\nX-Checksum: 42\r\n\r\n");
+}
+
+/// `count` chunks of two bytes each ("00", "01", ...), as one read brings them, and the bytes
+/// they carry.
+std::pair<std::string, std::string> many_chunks(int count) {
+  std::string chunks;
+  std::string body;
+  for (int i = 0; i < count; ++i) {
+    const std::string piece{static_cast<char>('0' + i / 10), static_cast<char>('0' + i % 10)};
+    chunks += "2\r\n" + piece + "\r\n";
+    body += piece;
+  }
+  return {chunks, body};
+}
+
+TEST_F(RelayTest, MoreChunksThanOneWriteTakesAreAllRelayedBeforeTheSourceIsReadAgain) {
+  // An HTTP/2 upstream stream whose DATA frames and trailers all arrived in one read (a server
+  // stream under load), then its end: the chunks past kMaxPiecesPerWrite and the trailers are
+  // in the read buffer already, and the next read gets only eof.
+  const int count = static_cast<int>(kMaxPiecesPerWrite) + 8;
+  const auto [chunks, body] = many_chunks(count);
+  const RelayResult r = relay("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n",
+                              chunks + "0\r\ngrpc-status: 0\r\n\r\n", false,
+                              /*close_after=*/true);
+  EXPECT_TRUE(r.complete);
+  EXPECT_FALSE(r.read_error) << r.read_error.message();
+  EXPECT_EQ(r.body_bytes, body.size());
+  EXPECT_EQ(written(), "HEAD|" + body);
+  EXPECT_EQ(parser_->grpc_status(), 0);
+}
+
+TEST_F(RelayTest, MoreChunksThanOneWriteTakesDoNotWaitForBytesTheSourceNeverSends) {
+  // The same from a kept-alive HTTP/1.1 upstream: it sent the whole response and waits for the
+  // next request, so a read before the buffered end is parsed would wait until the deadline.
+  const auto [chunks, body] = many_chunks(static_cast<int>(kMaxPiecesPerWrite) * 2 + 1);
+  const RelayResult r =
+      relay("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", chunks + "0\r\n\r\n", true);
+  EXPECT_TRUE(r.complete);
+  EXPECT_FALSE(r.read_error) << r.read_error.message();
+  EXPECT_EQ(r.body_bytes, body.size());
+  EXPECT_EQ(written(), "HEAD|" + chunks + "0\r\n\r\n");
+  EXPECT_EQ(buffer_.size(), 0U);
 }
 
 TEST_F(RelayTest, AChunkedBodyCanBeUnchunked) {
