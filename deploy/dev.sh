@@ -133,7 +133,7 @@ cmd_test() {
   # gateway with its proxy, admin and Redis integration tests (admin changes under proxy load,
   # Redis connections on every worker thread) and the fleet (its own thread beside the control
   # thread); the test preset runs what was built.
-  configure_and_build tsan store_concurrency_tests breaker_concurrency_tests \
+  configure_and_build tsan store_concurrency_tests breaker_concurrency_tests demo_concurrency_tests \
     insight_concurrency_tests proxy_integration_tests admin_integration_tests redis_integration_tests \
     fleet_integration_tests
   log "test: TSan, concurrency, proxy, admin, Redis and fleet integration tests ($((SECONDS - started)) s so far)"
@@ -162,6 +162,9 @@ cmd_run() {
       for i in $(seq 105); do curl -s -o /dev/null -w '%{http_code}\n' \
         http://127.0.0.1:8080/demo/ok; done | sort | uniq -c  # 100 x 200, then 5 x 429
       curl -s http://127.0.0.1:9901/metrics | grep '^sluice_'  # Prometheus metrics
+      curl -X POST 'http://127.0.0.1:9001/control?capacity=16&service_ms=10'  # a backend that queues
+      curl -s http://127.0.0.1:9901/admin/backends  # /overload's adaptive limit under load
+                                                    # (docs/latency-protection.md)
     The limit is per user (here: your client IP) and per minute; `curl -i` shows RateLimit-Policy
     and RateLimit on every answer, and Retry-After on a 429. Tune it live with the admin API
     (docs/admin-api.md; open on loopback unless SLUICE_ADMIN_TOKEN is set). Ctrl-C drains and stops.

@@ -11,9 +11,9 @@
 namespace sluice::demo {
 namespace {
 
-constexpr std::array<std::string_view, 7> kOptionNames = {
-    "--address",      "--port",        "--threads", "--health",
-    "--fail-percent", "--fail-status", "--delay-ms"};
+constexpr std::array<std::string_view, 9> kOptionNames = {
+    "--address",     "--port",     "--threads",  "--health",    "--fail-percent",
+    "--fail-status", "--delay-ms", "--capacity", "--service-ms"};
 
 /// Parses a whole decimal string into [min, max]; nullopt otherwise.
 std::optional<unsigned> parse_number(std::string_view text, unsigned min, unsigned max) {
@@ -24,8 +24,8 @@ std::optional<unsigned> parse_number(std::string_view text, unsigned min, unsign
   return static_cast<unsigned>(*value);
 }
 
-/// Applies a fault option (`--fail-percent` is /control's `fail_percent`, and so on); returns
-/// an error message or "".
+/// Applies a fault or capacity option (`--fail-percent` is /control's `fail_percent`,
+/// `--service-ms` its `service_ms`, and so on); returns an error message or "".
 std::string apply_fault(FaultSettings& faults, std::string_view name, std::string_view value) {
   std::string parameter(name.substr(2));
   std::replace(parameter.begin(), parameter.end(), '-', '_');
@@ -99,7 +99,12 @@ DemoOptionsResult parse_demo_options(std::span<const char* const> argv) {
 std::string demo_usage() {
   return "usage: sluice-demo-backend [--address 127.0.0.1] [--port 0] [--threads 1]\n"
          "                           [--health up|down] [--fail-percent 0..100]\n"
-         "                           [--fail-status 503|reset] [--delay-ms 0..600000]\n";
+         "                           [--fail-status 503|reset] [--delay-ms 0..600000]\n"
+         "                           [--capacity 0..100000] [--service-ms 0..600000]\n"
+         "  --capacity C: at most C requests served at once, the rest queue (FIFO, one queue\n"
+         "    for all threads); 0 = unlimited. Not /healthz, /control or WebSocket upgrades.\n"
+         "  --service-ms S: each such request holds its slot S ms (plus any delay) before its\n"
+         "    answer. POST /control?capacity=C&service_ms=S changes both live.\n";
 }
 
 }  // namespace sluice::demo

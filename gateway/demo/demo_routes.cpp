@@ -177,7 +177,8 @@ Reply fault_reply(const Route& route, const http::request_header<>& req, FaultSt
   } else if (!query.empty()) {
     return {400, std::string(kJson), R"({"error":"changes_need_post"})", false};
   }
-  return {200, std::string(kJson), settings_json(faults.settings()), false};
+  return {200, std::string(kJson), settings_json(faults.settings(), faults.capacity().load()),
+          false};
 }
 
 std::string echo_content_type(const http::request_header<>& req) {

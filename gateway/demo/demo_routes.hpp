@@ -27,7 +27,7 @@ enum class RouteKind {
   kWsEcho,      // /ws/echo: WebSocket echo (426 without an Upgrade)
   kWsPush,      // /ws/push?n=N&size=S: N binary messages of S bytes, then a close (WebSocket)
   kHealth,      // /healthz: 200 {"status":"up"} or 503 {"status":"down"} (FaultState)
-  kControl,     // /control: GET the fault settings, POST ?health=&fail_percent=&... to set them
+  kControl,     // /control: GET the settings, POST ?health=&capacity=&... to set them
   kNotFound,    // anything else
   kBadRequest,  // a known route with an unusable parameter
 };
@@ -69,8 +69,8 @@ struct Reply {
 
 /// The reply of kHealth and kControl. /healthz: 200 {"status":"up"}, or 503 {"status":"down"}
 /// while `faults` is unhealthy, for every method. /control: GET or HEAD without a query, the
-/// settings (settings_json); POST applies its query (parse_control_query) to `faults` and
-/// answers 200 with the settings that result, or 400 {"error":"unknown_parameter" or
+/// settings and the service load (settings_json); POST applies its query (parse_control_query) to
+/// `faults` and answers 200 with the settings that result, or 400 {"error":"unknown_parameter" or
 /// "bad_parameter","parameter":NAME[,"expected":...]} without applying anything; GET or HEAD
 /// with a query, 400 {"error":"changes_need_post"}; other methods, 405.
 [[nodiscard]] Reply fault_reply(const Route& route, const boost::beast::http::request_header<>& req,

@@ -64,6 +64,9 @@ DemoServer::DemoServer(const DemoOptions& options)
 
 DemoServer::~DemoServer() {
   signals_.reset();  // before the io_context it uses
+  // The sessions die with their io_contexts, one thread's after another's: none may hand a
+  // service slot to a session of a thread already gone.
+  faults_.capacity().close();
 }
 
 void DemoServer::open_acceptor(Worker& worker, const net::ip::tcp::endpoint& endpoint) {

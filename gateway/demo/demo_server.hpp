@@ -49,7 +49,7 @@ class DemoServer {
 
   net::ip::address address_;
   std::uint16_t port_ = 0;
-  FaultState faults_;       // shared by every thread's sessions through context_
+  FaultState faults_;       // shared by every thread's sessions through context_ (and the slots)
   SessionContext context_;  // outlives the sessions, which die with the workers
   std::vector<std::unique_ptr<Worker>> workers_;
   std::unique_ptr<net::signal_set> signals_;  // on workers_[0], so destroyed before it

@@ -3,6 +3,8 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/socket_base.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -16,6 +18,7 @@
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <exception>
 #include <iostream>
+#include <memory>
 
 namespace sluice::demo {
 namespace {
@@ -27,6 +30,16 @@ bool is_parse_error(const beast::error_code& ec) {
   return ec.category() == http::make_error_code(http::error::bad_target).category() &&
          ec != http::error::end_of_stream && ec != http::error::partial_message;
 }
+
+/// How the grant of a queued SlotClaim reaches its session: on the session's thread it sets
+/// `granted` and wakes the session's wait on `timer`. Shared by the session and the claim's
+/// grant callback, which may run (on another thread) after the session gave up waiting.
+struct SlotGrant {
+  explicit SlotGrant(const net::any_io_executor& executor)
+      : timer(executor, net::steady_timer::time_point::max()) {}
+  net::steady_timer timer;
+  bool granted = false;
+};
 
 /// The session lives in this coroutine's frame; `context` outlives it (see SessionContext).
 net::awaitable<void> run_session(net::ip::tcp::socket socket, const SessionContext& context) {
@@ -71,14 +84,30 @@ net::awaitable<bool> Session::handle(RequestParser& parser) {
   if (!co_await send_continue_if_expected(parser)) {
     co_return false;
   }
+  const bool is_fault_route = route.kind == RouteKind::kHealth || route.kind == RouteKind::kControl;
+  const bool is_upgrade = (route.kind == RouteKind::kWsEcho || route.kind == RouteKind::kWsPush) &&
+                          beast::websocket::is_upgrade(req);
+  // The overload model: every other request waits in the queue for one of the capacity's
+  // slots, holds it service_ms (plus delay_ms) before its answer and gives it back once
+  // answered (`slot` lives until this function returns). /healthz and /control never queue,
+  // so health checks and healing work under overload; a WebSocket would hold a slot for life.
+  std::optional<SlotClaim> slot;
+  auto wait = std::chrono::milliseconds::zero();
+  if (!is_fault_route && !is_upgrade) {
+    if (!co_await take_slot(slot)) {
+      co_return false;
+    }
+    wait = context_.faults.service_time();
+  }
   // The fault settings: delay_ms holds up every answer but /control's (so a slow instance can
   // be healed), fail_percent applies to every route but /healthz and /control, and /healthz
   // answers by the health setting alone.
-  if (const auto delay = context_.faults.delay();
-      delay > std::chrono::milliseconds::zero() && route.kind != RouteKind::kControl) {
-    co_await pause(delay);
+  if (route.kind != RouteKind::kControl) {
+    wait += context_.faults.delay();
   }
-  const bool is_fault_route = route.kind == RouteKind::kHealth || route.kind == RouteKind::kControl;
+  if (wait > std::chrono::milliseconds::zero()) {
+    co_await pause(wait);
+  }
   if (!is_fault_route) {
     if (const auto failure = context_.faults.next_failure()) {
       co_return co_await fail(parser, *failure);
@@ -87,8 +116,7 @@ net::awaitable<bool> Session::handle(RequestParser& parser) {
   if (route.kind == RouteKind::kEcho && !is_head) {
     co_return co_await echo(parser);
   }
-  if ((route.kind == RouteKind::kWsEcho || route.kind == RouteKind::kWsPush) &&
-      beast::websocket::is_upgrade(req)) {
+  if (is_upgrade) {
     co_await websocket(parser, route);
     co_return false;
   }
@@ -111,6 +139,49 @@ net::awaitable<void> Session::pause(std::chrono::milliseconds delay) {
   net::steady_timer timer(co_await net::this_coro::executor);
   timer.expires_after(delay);
   co_await timer.async_wait(kSessionAsTuple);  // operation_aborted only when the server stops
+}
+
+net::awaitable<bool> Session::take_slot(std::optional<SlotClaim>& slot) {
+  using net::experimental::awaitable_operators::operator||;
+  auto& capacity = context_.faults.capacity();
+  if (auto free = capacity.try_claim()) {  // the common case builds no grant and no timer
+    slot.emplace(std::move(*free));
+    co_return true;
+  }
+  auto grant = std::make_shared<SlotGrant>(co_await net::this_coro::executor);
+  slot.emplace(capacity.claim([grant] {
+    // Any thread: hop to the session's, which owns the timer.
+    net::post(grant->timer.get_executor(), [grant] {
+      grant->granted = true;
+      grant->timer.cancel();
+    });
+  }));
+  if (slot->holds_slot()) {
+    co_return true;
+  }
+  auto& socket = stream_.socket();
+  bool watch = true;
+  while (!grant->granted) {
+    if (!watch) {
+      co_await grant->timer.async_wait(kSessionAsTuple);
+      continue;
+    }
+    // Whichever comes first; the other wait is cancelled.
+    co_await (grant->timer.async_wait(kSessionAsTuple) ||
+              socket.async_wait(net::socket_base::wait_read, kSessionAsTuple));
+    if (grant->granted) {
+      break;
+    }
+    // Readable while queued: pipelined bytes, or the client's FIN or RST.
+    beast::error_code ec;
+    if (socket.available(ec) == 0 || ec) {
+      slot.reset();  // withdrawn (or, had the grant just raced it, the slot given back)
+      co_return false;
+    }
+    watch = false;
+  }
+  slot->granted();
+  co_return true;
 }
 
 net::awaitable<bool> Session::fail(RequestParser& parser, FailStatus status) {

@@ -17,6 +17,7 @@
 #include "gateway/demo/byte_pattern.hpp"
 #include "gateway/demo/demo_routes.hpp"
 #include "gateway/demo/fault_state.hpp"
+#include "gateway/demo/service_capacity.hpp"
 
 namespace sluice::demo {
 
@@ -34,7 +35,7 @@ inline constexpr std::uint32_t kHeaderLimit = 1024 * 1024;
 /// the io_contexts), as does the FaultState it references.
 struct SessionContext {
   std::string port_text;  // value of X-Backend-Port
-  FaultState& faults;     // DemoServer's: /healthz, /control, fail_percent, delay_ms
+  FaultState& faults;     // DemoServer's: /healthz, /control, fail_percent, delay_ms, capacity
 };
 
 using RequestParser = http::request_parser<http::buffer_body>;
@@ -59,6 +60,11 @@ class Session {
   net::awaitable<bool> write_reply(const Request& req, Reply& reply);
   /// Waits `delay` on a timer (the thread serves other connections meanwhile).
   net::awaitable<void> pause(std::chrono::milliseconds delay);
+  /// Claims one of the server's service slots (FaultState::capacity) into `slot` and waits in
+  /// the queue until it holds it (true). Meanwhile it watches the connection: a client that
+  /// closes it gives up its place at once (false, `slot` empty). Once more bytes have arrived
+  /// (the body, a pipelined request) it stops watching and just waits.
+  net::awaitable<bool> take_slot(std::optional<SlotClaim>& slot);
   /// Answers an injected failure once the request body has been read: a 503, or a reset.
   net::awaitable<bool> fail(RequestParser& parser, FailStatus status);
   /// Closes the connection with an RST (SO_LINGER 0) instead of a FIN.

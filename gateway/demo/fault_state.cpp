@@ -13,6 +13,8 @@ constexpr std::string_view kHealth = "health";
 constexpr std::string_view kFailPercent = "fail_percent";
 constexpr std::string_view kFailStatus = "fail_status";
 constexpr std::string_view kDelayMs = "delay_ms";
+constexpr std::string_view kCapacity = "capacity";
+constexpr std::string_view kServiceMs = "service_ms";
 
 /// `text` as a whole number in [0, max].
 std::optional<std::uint64_t> bounded(std::string_view text, std::uint64_t max) {
@@ -30,6 +32,8 @@ FaultSettings FaultUpdate::applied_to(FaultSettings settings) const {
   settings.fail_percent = fail_percent.value_or(settings.fail_percent);
   settings.fail_status = fail_status.value_or(settings.fail_status);
   settings.delay = delay.value_or(settings.delay);
+  settings.capacity = capacity.value_or(settings.capacity);
+  settings.service = service.value_or(settings.service);
   return settings;
 }
 
@@ -56,6 +60,18 @@ ParameterError set_parameter(FaultUpdate& update, std::string_view name, std::st
       return ParameterError::kBadValue;
     }
     update.delay = std::chrono::milliseconds(*ms);
+  } else if (name == kCapacity) {
+    const auto slots = bounded(value, kMaxCapacity);
+    if (!slots) {
+      return ParameterError::kBadValue;
+    }
+    update.capacity = static_cast<unsigned>(*slots);
+  } else if (name == kServiceMs) {
+    const auto ms = bounded(value, static_cast<std::uint64_t>(kMaxServiceTime.count()));
+    if (!ms) {
+      return ParameterError::kBadValue;
+    }
+    update.service = std::chrono::milliseconds(*ms);
   } else {
     return ParameterError::kUnknown;
   }
@@ -74,6 +90,14 @@ std::string_view expected_values(std::string_view name) {
   }
   if (name == kDelayMs) {
     static_assert(kMaxDelay.count() == 600000);
+    return "between 0 and 600000";
+  }
+  if (name == kCapacity) {
+    static_assert(kMaxCapacity == 100000);
+    return "between 0 and 100000";
+  }
+  if (name == kServiceMs) {
+    static_assert(kMaxServiceTime.count() == 600000);
     return "between 0 and 600000";
   }
   return "";
@@ -98,12 +122,18 @@ ControlQuery parse_control_query(std::string_view query) {
   return parsed;
 }
 
-std::string settings_json(const FaultSettings& settings) {
-  const nlohmann::ordered_json json = {
+std::string settings_json(const FaultSettings& settings, const std::optional<ServiceLoad>& load) {
+  nlohmann::ordered_json json = {
       {kHealth, settings.healthy ? "up" : "down"},
       {kFailPercent, settings.fail_percent},
       {kFailStatus, settings.fail_status == FailStatus::k503 ? "503" : "reset"},
-      {kDelayMs, settings.delay.count()}};
+      {kDelayMs, settings.delay.count()},
+      {kCapacity, settings.capacity},
+      {kServiceMs, settings.service.count()}};
+  if (load) {
+    json["in_service"] = load->in_service;
+    json["queued"] = load->queued;
+  }
   return json.dump();
 }
 
@@ -111,13 +141,17 @@ FaultState::FaultState(const FaultSettings& initial)
     : healthy_(initial.healthy),
       fail_percent_(initial.fail_percent),
       fail_status_(initial.fail_status),
-      delay_ms_(initial.delay.count()) {}
+      delay_ms_(initial.delay.count()),
+      service_ms_(initial.service.count()),
+      capacity_(initial.capacity) {}
 
-FaultSettings FaultState::settings() const noexcept {
-  return {healthy_.load(kOrder), fail_percent_.load(kOrder), fail_status_.load(kOrder), delay()};
+FaultSettings FaultState::settings() const {
+  return {healthy_.load(kOrder),     fail_percent_.load(kOrder),
+          fail_status_.load(kOrder), delay(),
+          capacity_.capacity(),      service_time()};
 }
 
-void FaultState::apply(const FaultUpdate& update) noexcept {
+void FaultState::apply(const FaultUpdate& update) {
   if (update.healthy) {
     healthy_.store(*update.healthy, kOrder);
   }
@@ -126,6 +160,12 @@ void FaultState::apply(const FaultUpdate& update) noexcept {
   }
   if (update.delay) {
     delay_ms_.store(update.delay->count(), kOrder);
+  }
+  if (update.service) {
+    service_ms_.store(update.service->count(), kOrder);
+  }
+  if (update.capacity) {
+    capacity_.set_capacity(*update.capacity);
   }
   if (update.fail_percent) {
     requests_.store(0, kOrder);

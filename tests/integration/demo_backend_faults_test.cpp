@@ -16,7 +16,8 @@ TEST_F(DemoBackendTest, HealthzFollowsTheHealthSetByControl) {
   EXPECT_EQ(up[http::field::content_type], "application/json");
   const auto state = client_.get("/control");
   EXPECT_EQ(state.result_int(), 200U);
-  EXPECT_EQ(state.body(), R"({"health":"up","fail_percent":0,"fail_status":"503","delay_ms":0})");
+  EXPECT_EQ(state.body(), R"({"health":"up","fail_percent":0,"fail_status":"503","delay_ms":0,)"
+                          R"("capacity":0,"service_ms":0,"in_service":0,"queued":0})");
 
   EXPECT_EQ(control("health=down")["health"], "down");
   const auto down = client_.get("/healthz");
@@ -27,7 +28,8 @@ TEST_F(DemoBackendTest, HealthzFollowsTheHealthSetByControl) {
   EXPECT_EQ(nlohmann::json::parse(client_.get("/control").body())["health"], "down");
 
   EXPECT_EQ(control("health=up").dump(),
-            R"({"health":"up","fail_percent":0,"fail_status":"503","delay_ms":0})");
+            R"({"health":"up","fail_percent":0,"fail_status":"503","delay_ms":0,)"
+            R"("capacity":0,"service_ms":0,"in_service":0,"queued":0})");
   EXPECT_EQ(client_.get("/healthz").result_int(), 200U);
 }
 
@@ -112,6 +114,8 @@ TEST_F(DemoBackendTest, BadControlRequestsAre400AndChangeNothing) {
                                                         {"fail_percent=ten", "fail_percent"},
                                                         {"fail_status=500", "fail_status"},
                                                         {"delay_ms=600001", "delay_ms"},
+                                                        {"capacity=100001", "capacity"},
+                                                        {"service_ms=600001", "service_ms"},
                                                         {"fail_percent=50&delay_ms=-5", "delay_ms"},
                                                         {"colour=red", "colour"}}) {
     const auto res = client_.request(http::verb::post, "/control?" + query);
@@ -133,13 +137,14 @@ TEST_F(DemoBackendTest, BadControlRequestsAre400AndChangeNothing) {
 }
 
 TEST(DemoBackendProcessTest, FaultOptionsSetTheInitialState) {
-  OptionedBackend backend(
-      {"--health", "down", "--fail-percent=100", "--fail-status", "503", "--delay-ms", "200"});
+  OptionedBackend backend({"--health", "down", "--fail-percent=100", "--fail-status", "503",
+                           "--delay-ms", "200", "--capacity", "7", "--service-ms=3"});
   ASSERT_NE(backend.port(), 0) << backend.process().output();
   HttpClient client(backend.port());
   const auto state = client.get("/control");
   EXPECT_EQ(state.body(),
-            R"({"health":"down","fail_percent":100,"fail_status":"503","delay_ms":200})");
+            R"({"health":"down","fail_percent":100,"fail_status":"503","delay_ms":200,)"
+            R"("capacity":7,"service_ms":3,"in_service":0,"queued":0})");
   const auto started = Clock::now();
   EXPECT_EQ(client.get("/healthz").result_int(), 503U);
   EXPECT_GE(Clock::now() - started, std::chrono::milliseconds(200));
@@ -182,7 +187,9 @@ TEST(DemoBackendProcessTest, BadArgumentsExitTwoWithAMessage) {
                                                                 {"--fail-percent", "101"},
                                                                 {"--fail-status", "500"},
                                                                 {"--delay-ms", "600001"},
-                                                                {"--delay-ms"}}) {
+                                                                {"--delay-ms"},
+                                                                {"--capacity", "100001"},
+                                                                {"--service-ms", "x"}}) {
     std::vector<std::string> argv{SLUICE_DEMO_BACKEND};
     argv.insert(argv.end(), args.begin(), args.end());
     ChildProcess p(argv);

@@ -50,15 +50,23 @@ TEST(DemoRoutesTest, ControlReportsAndChangesTheSettings) {
   FaultState faults;
   const auto state = fault_answer(faults, http::verb::get, "/control");
   EXPECT_EQ(state.status, 200U);
-  EXPECT_EQ(state.body, R"({"health":"up","fail_percent":0,"fail_status":"503","delay_ms":0})");
+  EXPECT_EQ(state.body, R"({"health":"up","fail_percent":0,"fail_status":"503","delay_ms":0,)"
+                        R"("capacity":0,"service_ms":0,"in_service":0,"queued":0})");
   const auto changed =
-      fault_answer(faults, http::verb::post, "/control?health=down&fail_percent=25&delay_ms=7");
+      fault_answer(faults, http::verb::post,
+                   "/control?health=down&fail_percent=25&delay_ms=7&capacity=16&service_ms=10");
   EXPECT_EQ(changed.status, 200U);
-  EXPECT_EQ(changed.body,
-            R"({"health":"down","fail_percent":25,"fail_status":"503","delay_ms":7})");
+  EXPECT_EQ(changed.body, R"({"health":"down","fail_percent":25,"fail_status":"503","delay_ms":7,)"
+                          R"("capacity":16,"service_ms":10,"in_service":0,"queued":0})");
   EXPECT_EQ(faults.settings().fail_percent, 25U);
+  EXPECT_EQ(faults.capacity().capacity(), 16U);
+  EXPECT_EQ(faults.service_time(), std::chrono::milliseconds(10));
   EXPECT_EQ(fault_answer(faults, http::verb::post, "/control").body, changed.body);
   EXPECT_EQ(fault_answer(faults, http::verb::head, "/control").body, changed.body);
+  // The load: the requests that hold a slot, and those that wait for one.
+  const SlotClaim held = faults.capacity().claim([] {});
+  EXPECT_NE(fault_answer(faults, http::verb::get, "/control").body.find(R"("in_service":1,)"),
+            std::string::npos);
 }
 
 TEST(DemoRoutesTest, ControlRefusesBadParametersWithoutApplyingAny) {
@@ -69,6 +77,11 @@ TEST(DemoRoutesTest, ControlRefusesBadParametersWithoutApplyingAny) {
   const auto unknown = fault_answer(faults, http::verb::post, "/control?failpercent=5");
   EXPECT_EQ(unknown.status, 400U);
   EXPECT_EQ(unknown.body, R"({"error":"unknown_parameter","parameter":"failpercent"})");
+  const auto capacity = fault_answer(faults, http::verb::post, "/control?capacity=100001");
+  EXPECT_EQ(capacity.status, 400U);
+  EXPECT_EQ(
+      capacity.body,
+      R"({"error":"bad_parameter","parameter":"capacity","expected":"between 0 and 100000"})");
   EXPECT_EQ(faults.settings(), FaultSettings{});
 }
 

@@ -84,6 +84,22 @@ TEST(FaultStateTest, AppliesOnlyTheNamedSettings) {
   EXPECT_EQ(state.settings(), (FaultSettings{true, 20, FailStatus::kReset, milliseconds(0)}));
 }
 
+TEST(FaultStateTest, AppliesTheCapacityAndServiceTime) {
+  FaultSettings initial;
+  initial.capacity = 3;
+  initial.service = milliseconds(50);
+  FaultState state(initial);
+  EXPECT_EQ(state.settings(), initial);
+  EXPECT_EQ(state.capacity().capacity(), 3U);
+  EXPECT_EQ(state.service_time(), milliseconds(50));
+  state.apply({.capacity = 1U});
+  EXPECT_EQ(state.capacity().capacity(), 1U);
+  EXPECT_EQ(state.service_time(), milliseconds(50));
+  state.apply({.service = milliseconds(0)});
+  EXPECT_EQ(state.settings().capacity, 1U);
+  EXPECT_EQ(state.settings().service, milliseconds(0));
+}
+
 TEST(ControlQueryTest, ParsesAnySubsetInAnyOrder) {
   const auto all =
       parse_control_query("delay_ms=250&fail_status=reset&fail_percent=30&health=down");
@@ -97,6 +113,26 @@ TEST(ControlQueryTest, ParsesAnySubsetInAnyOrder) {
   const auto empty = parse_control_query("");
   EXPECT_EQ(empty.error, ParameterError::kNone);
   EXPECT_EQ(empty.update.applied_to({}), FaultSettings{});
+}
+
+TEST(ControlQueryTest, ParsesTheCapacityAndServiceTime) {
+  const auto both = parse_control_query("capacity=16&service_ms=10");
+  ASSERT_EQ(both.error, ParameterError::kNone) << both.parameter;
+  EXPECT_EQ(both.update.capacity, 16U);
+  EXPECT_EQ(both.update.service, milliseconds(10));
+  EXPECT_FALSE(both.update.healthy || both.update.fail_percent || both.update.delay);
+  FaultSettings expected;
+  expected.capacity = 16;
+  expected.service = milliseconds(10);
+  EXPECT_EQ(both.update.applied_to({}), expected);
+  const auto bounds = parse_control_query("capacity=100000&service_ms=600000");
+  ASSERT_EQ(bounds.error, ParameterError::kNone);
+  EXPECT_EQ(bounds.update.capacity, kMaxCapacity);
+  EXPECT_EQ(bounds.update.service, kMaxServiceTime);
+  const auto unlimited = parse_control_query("capacity=0&service_ms=0");
+  ASSERT_EQ(unlimited.error, ParameterError::kNone);
+  EXPECT_EQ(unlimited.update.capacity, 0U);
+  EXPECT_EQ(unlimited.update.service, milliseconds(0));
 }
 
 TEST(ControlQueryTest, TakesTheBoundsAndTheLastOfRepeatedParameters) {
@@ -130,6 +166,12 @@ TEST(ControlQueryTest, NamesTheFirstBadParameterAndKeepsNothing) {
            {"delay_ms=600001", ParameterError::kBadValue, "delay_ms"},
            {"delay_ms=99999999999999999999999", ParameterError::kBadValue, "delay_ms"},
            {"delay_ms=1.5", ParameterError::kBadValue, "delay_ms"},
+           {"capacity=100001", ParameterError::kBadValue, "capacity"},
+           {"capacity=-1", ParameterError::kBadValue, "capacity"},
+           {"capacity=", ParameterError::kBadValue, "capacity"},
+           {"service_ms=600001", ParameterError::kBadValue, "service_ms"},
+           {"service_ms=ten", ParameterError::kBadValue, "service_ms"},
+           {"capacity=8&service-ms=5", ParameterError::kUnknown, "service-ms"},
            {"health=down&fail=1", ParameterError::kUnknown, "fail"},
            {"fail_percent=10&health=x&fail_status=y", ParameterError::kBadValue, "health"},
            {"=1", ParameterError::kUnknown, ""},
@@ -146,6 +188,8 @@ TEST(ControlQueryTest, SaysWhatEachParameterExpects) {
   EXPECT_EQ(expected_values("fail_percent"), "between 0 and 100");
   EXPECT_EQ(expected_values("fail_status"), "503 or reset");
   EXPECT_EQ(expected_values("delay_ms"), "between 0 and 600000");
+  EXPECT_EQ(expected_values("capacity"), "between 0 and 100000");
+  EXPECT_EQ(expected_values("service_ms"), "between 0 and 600000");
   EXPECT_EQ(expected_values("nope"), "");
 }
 
@@ -159,9 +203,15 @@ TEST(ControlQueryTest, SetParameterLeavesTheUpdateAloneOnAnError) {
 
 TEST(FaultSettingsTest, RendersEveryFieldAsJson) {
   EXPECT_EQ(settings_json({}),
-            R"({"health":"up","fail_percent":0,"fail_status":"503","delay_ms":0})");
-  EXPECT_EQ(settings_json({false, 100, FailStatus::kReset, milliseconds(600000)}),
-            R"({"health":"down","fail_percent":100,"fail_status":"reset","delay_ms":600000})");
+            R"({"health":"up","fail_percent":0,"fail_status":"503","delay_ms":0,)"
+            R"("capacity":0,"service_ms":0})");
+  EXPECT_EQ(settings_json({false, 100, FailStatus::kReset, milliseconds(600000), 100000,
+                           milliseconds(600000)}),
+            R"({"health":"down","fail_percent":100,"fail_status":"reset","delay_ms":600000,)"
+            R"("capacity":100000,"service_ms":600000})");
+  EXPECT_EQ(settings_json({}, ServiceLoad{3, 7}),
+            R"({"health":"up","fail_percent":0,"fail_status":"503","delay_ms":0,)"
+            R"("capacity":0,"service_ms":0,"in_service":3,"queued":7})");
 }
 
 }  // namespace
