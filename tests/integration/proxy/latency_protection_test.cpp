@@ -161,5 +161,52 @@ TEST(LatencyProtectionTest, RetriesStayUnderTheConcurrencyLimit) {
   EXPECT_EQ(s.value("sluice_concurrency_rejections_total", kDemo), 8 - 3) << s.text();
 }
 
+TEST(LatencyProtectionTest, TheLimitFindsTheCapacityOfABackendThatQueues) {
+  DemoBackend backend;
+  set_faults(backend, "capacity=4&service_ms=20");  // 4 at once, 20 ms each: 200 requests/s
+  json config = minimal_gateway_config({backend.endpoint()});
+  config["backends"]["demo"]["concurrency"] = {{"enabled", true}, {"min", 2}, {"max", 1000}};
+  SluiceProcess gateway(config);
+  // 24 clients, each sending again at once after a 200 and 5 ms after a 503: without a limit
+  // 24 requests would wait in the backend's queue, 120 ms each.
+  std::atomic<bool> stop{false};
+  std::atomic<int> ok{0};
+  std::atomic<int> overloaded{0};
+  std::atomic<int> other{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 24; ++i) {
+    clients.emplace_back([&] {
+      HttpClient client(gateway.proxy_port(), milliseconds(20000));
+      while (!stop.load()) {
+        const Response res = client.get("/ok");
+        if (res.result_int() == 200) {
+          ok.fetch_add(1);
+        } else if (res.result_int() == 503 && error_code(res) == "backend_overloaded") {
+          overloaded.fetch_add(1);
+          std::this_thread::sleep_for(milliseconds(5));
+        } else {
+          other.fetch_add(1);
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(milliseconds(4000));
+  const Scrape during = scrape_metrics(gateway);
+  stop.store(true);
+  for (auto& t : clients) {
+    t.join();
+  }
+  EXPECT_EQ(other.load(), 0);
+  EXPECT_GT(ok.load(), 100);
+  EXPECT_GT(overloaded.load(), 0);
+  const double limit = during.value("sluice_backend_concurrency_limit", kDemo);
+  EXPECT_GE(limit, 2) << during.text();
+  EXPECT_LE(limit, 12) << "the limit stays near the 4 the backend serves at once";
+  const Scrape after = scrape_until(gateway, "nothing in flight", [](const Scrape& t) {
+    return t.value("sluice_backend_inflight", kDemo) == 0;
+  });
+  EXPECT_EQ(after.value("sluice_concurrency_rejections_total", kDemo), overloaded.load());
+}
+
 }  // namespace
 }  // namespace sluice::testing

@@ -171,12 +171,15 @@ TEST(ConfigLoaderTest, LoadsTheShippedConfigWithoutProblems) {
   const Config& c = *result.config;
   EXPECT_EQ(c.admin.token_env, "SLUICE_ADMIN_TOKEN");
   EXPECT_FALSE(c.admin.persist);
-  ASSERT_EQ(c.routes.size(), 3U);
+  ASSERT_EQ(c.routes.size(), 4U);
   EXPECT_EQ(c.routes[1].name, "login");
   EXPECT_EQ(c.routes[1].limit, "login");
   EXPECT_THAT(c.routes[1].methods, ElementsAre("POST"));
   EXPECT_EQ(c.routes[2].name, "demo");  // what `dev.sh run` curls: /demo/ok -> /ok
   EXPECT_TRUE(c.routes[2].strip_prefix);
+  EXPECT_EQ(c.routes[3].name, "overload");  // `dev.sh run`'s adaptive concurrency demo
+  ASSERT_TRUE(c.backends.at("overload").concurrency);
+  EXPECT_TRUE(c.backends.at("overload").concurrency->enabled);
 }
 
 TEST(ConfigLoaderTest, LoadsAFileFromDisk) {
