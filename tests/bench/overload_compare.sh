@@ -52,7 +52,7 @@
 #   DURATION [60] (s, measured per overload target and halving)  WARMUP [5] (s, unmeasured)
 #   ROUNDS [5] (cost)  CAPACITY [16]  SERVICE_MS [10]  OVERLOAD [3]  CONNECTIONS [128]
 #   UNLOADED_CONNECTIONS [4]  UNLOADED_RPS [200]  UNLOADED_DURATION [DURATION]
-#   COST_CONNECTIONS [64]  COST_DURATION [10] (s)  HAPROXY_QUEUE_TIMEOUT_MS [1000]
+#   COST_CONNECTIONS [64]  COST_DURATION [10] (s)  COST_SERVICE_MS [1]  HAPROXY_QUEUE_TIMEOUT_MS [1000]
 #   H2LOAD_PROCESSES [16] (the load's connections spread over this many h2load processes)
 #   SLUICE_BIN [build/bin/sluice]  DEMO_BIN [build/bin/sluice-demo-backend]
 #   OUT_DIR [build/bench/overload]
@@ -69,7 +69,7 @@ readonly CAPACITY=${CAPACITY:-16} SERVICE_MS=${SERVICE_MS:-10} OVERLOAD=${OVERLO
 readonly CONNECTIONS=${CONNECTIONS:-128}
 readonly UNLOADED_CONNECTIONS=${UNLOADED_CONNECTIONS:-4} UNLOADED_RPS=${UNLOADED_RPS:-200}
 readonly UNLOADED_DURATION=${UNLOADED_DURATION:-$DURATION}
-readonly COST_CONNECTIONS=${COST_CONNECTIONS:-64} COST_DURATION=${COST_DURATION:-10}
+readonly COST_CONNECTIONS=${COST_CONNECTIONS:-64} COST_DURATION=${COST_DURATION:-10} COST_SERVICE_MS=${COST_SERVICE_MS:-1}
 readonly H2LOAD_PROCESSES=${H2LOAD_PROCESSES:-16}
 readonly HAPROXY_QUEUE_TIMEOUT_MS=${HAPROXY_QUEUE_TIMEOUT_MS:-1000}
 readonly SLUICE_SOURCE=${SLUICE_BIN:-$ROOT/build/bin/sluice}
@@ -155,8 +155,8 @@ TARGET_PORT='' TARGET_PID='' ADMIN_PORT='' BACKEND_PORT=''
 # start_backend [CAPACITY]: the demo backend on OTHER_CPU, with that capacity (default
 # CAPACITY; 0 = unlimited) and SERVICE_MS (none when unlimited).
 start_backend() {
-  local capacity=${1:-$CAPACITY} service=$SERVICE_MS
-  ((capacity > 0)) || service=0
+  local capacity=${1:-$CAPACITY} service=${2:-$SERVICE_MS}
+  ((capacity > 0)) || service=${2:-0}
   pin_cmd "$OTHER_CPU"
   spawn backend "${PIN[@]}" "$DEMO" --address 127.0.0.1 --port 0 --threads 1 \
     --capacity "$capacity" --service-ms "$service"
@@ -499,7 +499,10 @@ halving_table() {
 # the refusals are shown.
 cost_section() {
   enter_phase cost
-  start_backend 0
+  # A healthy backend: no capacity, every answer after COST_SERVICE_MS whatever the load, so
+  # its latency does not grow with the 64 connections (a backend that answers at once, on the
+  # load generator's cpu, queues on that cpu, and an adaptive limit rightly sees the queue).
+  start_backend 0 "$COST_SERVICE_MS"
   local -A port=()
   local t round out rps ok p99 requests non2xx sock
   local targets=(sluice-limit-off sluice-limit-on sluice-limit-fixed)
@@ -563,7 +566,7 @@ cost_table() {
   result cost ratio rps_on_over_off "$ratio_all"
   result cost ratio ok_rps_fixed_over_off "$ratio_fixed"
   {
-    echo "### cost: the concurrency object when nothing is overloaded (wrk -t1 -c$COST_CONNECTIONS, ${COST_DURATION}s, medians of $ROUNDS interleaved rounds, demo backend without a capacity)"
+    echo "### cost: the concurrency object when nothing is overloaded (wrk -t1 -c$COST_CONNECTIONS, ${COST_DURATION}s, medians of $ROUNDS interleaved rounds, demo backend without a capacity, answering after ${COST_SERVICE_MS} ms)"
     echo
     echo "| target | 2xx/s (median) | req/s (median) | non-2xx (all rounds) | 2xx/s of each round |"
     echo "| --- | ---: | ---: | ---: | --- |"
