@@ -9,6 +9,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <chrono>
+#include <fstream>
+#include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -26,12 +29,31 @@ namespace {
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-/// A port nobody listens on now (the kernel's next ephemeral one).
+/// A port nobody listens on now, for a responder started later, chosen below the kernel's
+/// ephemeral range: an ephemeral port (what binding port 0 gives) is also what every outgoing
+/// connection of the tests running beside this one takes, so it could be in use by the time
+/// the responder binds it ("Address already in use", seen in CI).
 std::uint16_t unused_port() {
+  unsigned low = 32768;  // the Linux default, when the range cannot be read
+  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> low;
+  const unsigned first = low > 12000 ? low - 10000 : 2000;
+  const unsigned span = low > first ? low - first : 1000;
+  std::mt19937 pick(std::random_device{}());
   boost::asio::io_context ioc;
-  boost::asio::ip::tcp::acceptor probe(
-      ioc, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
-  return probe.local_endpoint().port();
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const auto port = static_cast<std::uint16_t>(first + pick() % span);
+    boost::asio::ip::tcp::acceptor probe(ioc);
+    const boost::asio::ip::tcp::endpoint at(boost::asio::ip::make_address("127.0.0.1"), port);
+    boost::system::error_code ec;
+    probe.open(at.protocol(), ec);
+    if (!ec) {
+      probe.bind(at, ec);
+    }
+    if (!ec) {
+      return port;
+    }
+  }
+  throw std::runtime_error("no free port below the ephemeral range");
 }
 
 bool has(const std::string& text, const std::string& part) {
