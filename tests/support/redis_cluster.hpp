@@ -13,8 +13,9 @@ namespace sluice::testing {
 
 /// A real Redis Cluster for tests: `masters` redis-servers (RedisServer, each with cluster mode
 /// on and its own directory for nodes.conf), the 16384 slots split evenly between them in order,
-/// joined with CLUSTER MEET. The constructor returns once every node reports cluster_state:ok and
-/// knows every other one, and throws std::runtime_error otherwise. No replicas.
+/// every pair joined with CLUSTER MEET. The constructor returns once every node reports
+/// cluster_state:ok and knows every other one, and throws std::runtime_error otherwise. No
+/// replicas.
 ///
 /// Thread-safety: confined to the test's thread (node(i).command() opens its own connection).
 class RedisCluster {
@@ -40,6 +41,7 @@ class RedisCluster {
   void finish_migration(std::uint16_t slot, std::size_t to);
 
  private:
+  void meet(std::size_t from, std::size_t to);
   void wait_until_stable();
 
   std::vector<std::filesystem::path> dirs_;
