@@ -54,6 +54,9 @@
 #   UNLOADED_CONNECTIONS [4]  UNLOADED_RPS [200]  UNLOADED_DURATION [DURATION]
 #   COST_CONNECTIONS [64]  COST_DURATION [10] (s)  COST_SERVICE_MS [1]  HAPROXY_QUEUE_TIMEOUT_MS [1000]
 #   H2LOAD_PROCESSES [16] (the load's connections spread over this many h2load processes)
+#   LOAD_NICE [10] (the h2load processes' niceness: the single-threaded backend shares their
+#             cpu, and sixteen busy load processes at equal priority starved it, so that requests
+#             waited in its socket buffers, uncounted by its capacity, and goodput fell)
 #   SLUICE_BIN [build/bin/sluice]  DEMO_BIN [build/bin/sluice-demo-backend]
 #   OUT_DIR [build/bench/overload]
 # Results: OUT_DIR/results.tsv (section, target, metric, value), OUT_DIR/halving.tsv (one line
@@ -71,6 +74,7 @@ readonly UNLOADED_CONNECTIONS=${UNLOADED_CONNECTIONS:-4} UNLOADED_RPS=${UNLOADED
 readonly UNLOADED_DURATION=${UNLOADED_DURATION:-$DURATION}
 readonly COST_CONNECTIONS=${COST_CONNECTIONS:-64} COST_DURATION=${COST_DURATION:-10} COST_SERVICE_MS=${COST_SERVICE_MS:-1}
 readonly H2LOAD_PROCESSES=${H2LOAD_PROCESSES:-16}
+readonly LOAD_NICE=${LOAD_NICE:-10}
 readonly HAPROXY_QUEUE_TIMEOUT_MS=${HAPROXY_QUEUE_TIMEOUT_MS:-1000}
 readonly SLUICE_SOURCE=${SLUICE_BIN:-$ROOT/build/bin/sluice}
 readonly DEMO_SOURCE=${DEMO_BIN:-$ROOT/build/bin/sluice-demo-backend}
@@ -264,7 +268,7 @@ h2load_run() {
   pin_cmd "$OTHER_CPU"
   for ((i = 0; i < procs; i++)); do
     n=$((connections / procs + (i < connections % procs ? 1 : 0)))
-    "${PIN[@]}" h2load -p http/1.1 -t 1 -c "$n" --rps "$rps" --warm-up-time "$WARMUP" \
+    "${PIN[@]}" nice -n "$LOAD_NICE" h2load -p http/1.1 -t 1 -c "$n" --rps "$rps" --warm-up-time "$WARMUP" \
       -D "$seconds" --log-file="$LOGDIR/$name.h2load.$i.tsv" \
       "http://127.0.0.1:$TARGET_PORT$REQ_PATH" >"$LOGDIR/$name.h2load.$i.txt" 2>&1 &
     pids+=("$!")
@@ -411,10 +415,18 @@ summarize_overload() {
   OVERLOAD_ROWS=()
 }
 
-# sample_limit OUT: "epoch_µs limit" every second until stopped.
+# sample_limit OUT: every second until stopped, "epoch_µs limit in_flight in_service queued":
+# sluice's concurrency limit and requests in flight to the backend, and what the backend's
+# /control says it serves and holds in its queue.
 sample_limit() {
+  local text load
   while true; do
-    printf '%s %s\n' "$(date +%s%6N)" "$(concurrency_limit)" >>"$1"
+    text=$(curl -fsS --max-time 1 "http://127.0.0.1:$ADMIN_PORT/metrics" 2>/dev/null) || text=
+    load=$(curl -fsS --max-time 1 "http://127.0.0.1:$BACKEND_PORT/control" 2>/dev/null |
+      python3 -c 'import json, sys; d = json.load(sys.stdin); print(d.get("in_service", "n/a"), d.get("queued", "n/a"))' 2>/dev/null) || load=
+    printf '%s %s %s %s\n' "$(date +%s%6N)" \
+      "$(sluice_metric sluice_backend_concurrency_limit "${text:-none}")" \
+      "$(sluice_metric sluice_backend_inflight "${text:-none}")" "${load:-n/a n/a}" >>"$1"
     sleep 1
   done
 }
@@ -455,18 +467,24 @@ halving_table() {
       end = $1 + $3; s = (end >= c) ? int((end - c) / 1e6) : -int((c - end) / 1e6) - 1
       print s "\t" $3 }' "$LOGDIR/halving.h2load.tsv" | sort -k1,1n -k2,2n >"$LOGDIR/slices.tsv"
   awk -v c="$changed_us" '$2 != "n/a" { s = ($1 >= c) ? int(($1 - c) / 1e6) : -int((c - $1) / 1e6) - 1
-      print s "\t" $2 }' "$LOGDIR/limit.txt" 2>/dev/null >"$LOGDIR/limit-slices.tsv" || true
+      print s "\t" $2 "\t" $3 "\t" $4 "\t" $5 }' "$LOGDIR/limit.txt" 2>/dev/null >"$LOGDIR/limit-slices.tsv" || true
+  # Refusals (503) by the second their answer came, for the table's last column.
+  awk -F'\t' -v c="$changed_us" '$2 == 503 {
+      end = $1 + $3; s = (end >= c) ? int((end - c) / 1e6) : -int((c - end) / 1e6) - 1
+      n[s]++ } END { for (s in n) print s "\t" n[s] }' "$LOGDIR/halving.h2load.tsv" >"$LOGDIR/refused-slices.tsv"
   awk -F'\t' -v thr="$threshold" -v from=-5 '
-    FNR == NR { limit[$1] = $2; next }
+    FILENAME ~ /limit-slices/ { limit[$1] = $2 "\t" $3 "\t" $4 "\t" $5; next }
+    FILENAME ~ /refused-slices/ { refused[$1] = $2; next }
     { n[$1]++; v[$1, n[$1]] = $2; if (!($1 in seen)) { seen[$1] = 1; order[++k] = $1 } }
     END {
       for (i = 1; i <= k; i++) {
         s = order[i]; if (s < from) continue
         r = int(0.99 * n[s]); if (r < 0.99 * n[s]) r++; if (r < 1) r = 1
         p99 = v[s, r] / 1000
-        printf "%d\t%d\t%.2f\t%s\n", s, n[s], p99, (s in limit) ? limit[s] : "n/a"
+        printf "%d\t%d\t%.2f\t%s\t%d\n", s, n[s], p99,
+          (s in limit) ? limit[s] : "n/a\tn/a\tn/a\tn/a", refused[s]
       }
-    }' "$LOGDIR/limit-slices.tsv" "$LOGDIR/slices.tsv" >"$OUT_DIR/halving.tsv"
+    }' "$LOGDIR/limit-slices.tsv" "$LOGDIR/refused-slices.tsv" "$LOGDIR/slices.tsv" >"$OUT_DIR/halving.tsv"
   local first settled
   # The first second after the change with p99 under the threshold, and the second from which
   # every later one stays under it (the last slice, cut short by the end of the run, excluded).
@@ -485,9 +503,12 @@ halving_table() {
     echo "Second 0 is the first second after the change; 2xx counted by the end of their response."
     echo "2x unloaded p99 = $threshold ms: p99 first under it in second $first, under it for good from second $settled."
     echo
-    echo "| second | 2xx/s | p99 ms | concurrency limit |"
-    echo "| ---: | ---: | ---: | ---: |"
-    awk -F'\t' '{ printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$OUT_DIR/halving.tsv"
+    echo "Sampled once a second: sluice's limit and requests in flight to the backend, the backend's"
+    echo "requests in service and in its queue (its /control)."
+    echo
+    echo "| second | 2xx/s | p99 ms | concurrency limit | in flight | backend in service | backend queued | 503/s |"
+    echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7, $8 }' "$OUT_DIR/halving.tsv"
     echo
   } >>"$OUT_DIR/summary.md"
   log "halving: p99 under 2x unloaded ($threshold ms) first in second $first, for good from $settled (table: $OUT_DIR/halving.tsv)"
