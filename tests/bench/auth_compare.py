@@ -14,7 +14,11 @@ docs/benchmarks.md "Identity"), measured in one run on this machine:
               with FLOOD_RATE req/s of forged tokens (a new bad signature each time) from one
               other address; then the flood alone, with sluice's CPU time (utime + stime of
               /proc/PID/stat) divided by the requests refused in that time
-              (sluice_auth_total{result="shed"} and bad_signature)
+              (sluice_auth_total{result="shed"} and bad_signature); beside it two floors of
+              the same flood: sluice answering 404 for a host no route serves, and nginx (one
+              worker, pinned on cpu 0 like sluice) answering every request `return 429;`
+              from its config, the least work any proxy does for a request (skipped, and said,
+              without an nginx on the PATH)
 
     tests/bench/auth_compare.py [throughput] [flood]     (default: both)
 
@@ -26,6 +30,8 @@ import base64
 import json
 import os
 import re
+import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -189,6 +195,61 @@ def sluice_pid(child):
     return child.process.pid
 
 
+NGINX_CONF = """worker_processes 1;
+pid {dir}/nginx.pid;
+error_log {dir}/nginx-error.log crit;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off;
+  client_body_temp_path {dir}/nginx-body;
+  server {{
+    listen 127.0.0.1:{port};
+    location / {{ return 429; }}
+  }}
+}}
+"""
+
+
+def nginx_floor(directory, tokens, flood_delay, flood_connections):
+    """The flood against nginx answering 429 from its config: (wrk result, CPU µs per request
+    of the master and its worker), or None without nginx."""
+    nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists()
+                                      else None)
+    if nginx is None:
+        return None
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    conf = directory / "nginx-floor.conf"
+    conf.write_text(NGINX_CONF.format(dir=directory, port=port))
+    child = Child(["taskset", "-c", "0", nginx, "-p", str(directory), "-c", str(conf), "-g",
+                   "daemon off;"], directory)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("nginx did not start: " +
+                                       (directory / "nginx-error.log").read_text())
+                time.sleep(0.05)
+        master = child.process.pid
+        pids = [master] + [int(p) for p in Path(f"/proc/{master}/task/{master}/children")
+                           .read_text().split()]
+        url = f"http://127.0.0.1:{port}/ok"
+        wrk(url, directory / "forged.lua", [tokens, str(flood_delay)], 2, flood_connections)
+        before = sum(cpu_seconds(p) for p in pids)
+        result = wrk(url, directory / "forged.lua", [tokens, str(flood_delay)], DURATION,
+                     flood_connections)
+        cpu_us = (sum(cpu_seconds(p) for p in pids) - before) / max(
+            result["rps"] * DURATION, 1) * 1e6
+    finally:
+        child.stop()
+    return result, cpu_us
+
+
 def throughput(directory, backend, report):
     tokens = str(directory / "tokens.txt")
     runs = {"sluice-bearer": [], "sluice-jwt": []}
@@ -253,18 +314,26 @@ def flood(directory, backend, report):
         verified_bad = metric(admin, "sluice_auth_total", result="bad_signature")
     finally:
         child.stop()
+    peer = nginx_floor(directory, tokens, flood_delay, flood_connections)
     cpu_us = (cpu_after - cpu_before) / max(refused, 1) * 1e6
     report["flood"] = {
         "legit_alone": alone, "legit_with_flood": flooded, "flood_rps": flood_rps,
         "p99_ratio": flooded.get("p99_ms", 0) / max(alone.get("p99_ms", 1e-9), 1e-9),
         "flood_alone": alone_flood, "refused": refused, "cpu_us_per_refused": cpu_us,
         "shed_total": shed, "bad_signature_total": verified_bad,
-        "floor_404": floor, "floor_cpu_us_per_request": floor_cpu_us}
+        "floor_404": floor, "floor_cpu_us_per_request": floor_cpu_us,
+        "nginx_429": peer[0] if peer else None,
+        "nginx_429_cpu_us_per_request": peer[1] if peer else None}
     print(f"flood alone: {alone_flood['rps']:.0f} req/s refused {refused:.0f}, "
           f"CPU {cpu_us:.2f} us per refused request (a 404 for an unrouted host: "
           f"{floor_cpu_us:.2f} us); legit p99 {alone.get('p99_ms')} ms alone, "
           f"{flooded.get('p99_ms')} ms flooded (ratio {report['flood']['p99_ratio']:.2f}); "
           f"verified before the policy tripped: {verified_bad:.0f}", flush=True)
+    if peer:
+        print(f"nginx answering 429 from its config, the same flood: {peer[0]['rps']:.0f} req/s, "
+              f"CPU {peer[1]:.2f} us per request", flush=True)
+    else:
+        print("nginx not found: its floor was not measured", flush=True)
 
 
 def main():
