@@ -79,6 +79,8 @@ class ClientStream final : public boost::intrusive::list_base_hook<
   [[nodiscard]] bool is_open() const noexcept { return !closed_ || response_ended_; }
   /// The response ended with its END_STREAM.
   [[nodiscard]] bool response_ended() const noexcept { return response_ended_; }
+  /// Response bytes (as HTTP/1.1) that arrived and were not read yet.
+  [[nodiscard]] std::size_t ready() const noexcept { return in_.size(); }
 
   /// The response as HTTP/1.1 bytes: what is here (completes at once), or the next to arrive;
   /// eof after the end, connection_reset when the stream or the connection was reset first.

@@ -48,6 +48,15 @@ inline constexpr std::size_t kMaxPiecesPerWrite = 32;
 /// How much one read asks for while a body streams (the buffer grows to it once, then stays).
 inline constexpr std::size_t kRelayReadSize = std::size_t{64} * 1024;
 
+/// How much the relay's next read from `stream` asks for, at most `most`: a socket's reads ask
+/// for `most`. A stream type whose bytes wait in memory already overloads this in its own
+/// namespace (found by argument-dependent lookup), so a small message needs no larger buffer.
+template <typename Stream>
+std::size_t relay_read_size(const Stream& /*stream*/, const beast::flat_buffer& /*buffer*/,
+                            std::size_t most) noexcept {
+  return most;
+}
+
 /// Appends one body piece to `out`, as a chunk when `chunked`.
 inline void add_piece(http1::GatherList& out, std::string_view piece, bool chunked) {
   if (chunked) {
@@ -174,8 +183,8 @@ Task<RelayResult> relay_body(http1::MessageParser<IsRequest>& parser, std::size_
       continue;
     }
     from.deadline.arm(clock.now() + from.timeout);
-    auto [rec, n] =
-        co_await from.stream.async_read_some(from.buffer.prepare(kRelayReadSize), kAsTuple);
+    auto [rec, n] = co_await from.stream.async_read_some(
+        from.buffer.prepare(relay_read_size(from.stream, from.buffer, kRelayReadSize)), kAsTuple);
     from.deadline.disarm();
     if (from.deadline.expired()) {
       r.read_error = beast::error::timeout;

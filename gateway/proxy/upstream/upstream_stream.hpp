@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <algorithm>
 #include <boost/asio/async_result.hpp>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <type_traits>
@@ -95,6 +97,21 @@ class UpstreamStream {
   std::optional<Tls> tls_;
   http2::ClientStreamPtr h2_;
 };
+
+/// How much a relay's read of `s` asks for (relay_read_size() in exchange/relay.hpp). A socket's
+/// asks for `most`. An HTTP/2 stream's response waits in memory already: its read asks for what
+/// is there, or while nothing is for the room `buffer` has free (at least kH2Read), so a small
+/// answer needs no buffer beyond the first read's and a large one still moves in reads of up to
+/// `most` as it arrives (docs/grpc.md, "Memory").
+inline std::size_t relay_read_size(const UpstreamStream& s, const beast::flat_buffer& buffer,
+                                   std::size_t most) noexcept {
+  constexpr std::size_t kH2Read = 4096;
+  if (s.h2() == nullptr) {
+    return most;
+  }
+  const std::size_t room = buffer.capacity() - buffer.size();
+  return std::min(most, std::max({s.h2()->ready(), room, kH2Read}));
+}
 
 template <>
 struct StreamOps<UpstreamStream> {

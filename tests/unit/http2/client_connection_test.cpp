@@ -13,11 +13,15 @@
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "gateway/proxy/exchange/relay.hpp"
+#include "gateway/proxy/upstream/upstream_stream.hpp"
 
 namespace sluice::http2 {
 namespace {
@@ -439,6 +443,47 @@ TEST_F(ClientFlowControlTest, AWriteWaitsWhileTheBodyAheadOfItCannotBeSent) {
   EXPECT_EQ(server.requests[id].body, body);
   EXPECT_TRUE(server.requests[id].ended);
   EXPECT_TRUE(written);
+}
+
+TEST_F(ClientConnectionTest, ReadyCountsTheResponseBytesThatWaitToBeRead) {
+  auto s = client->open();
+  ASSERT_TRUE(write(*s, "GET /big HTTP/1.1\r\nHost: h\r\n\r\n"));
+  EXPECT_EQ(s->ready(), 0U);
+  const std::string head = "HTTP/1.1 200 OK\r\ncontent-length: 10000\r\n\r\n";
+  server.respond(server.requests.begin()->first, {{":status", "200"}, {"content-length", "10000"}},
+                 std::string(10000, 'x'));
+  pump();
+  EXPECT_EQ(s->ready(), head.size() + 10000);
+  std::array<char, 4096> chunk{};
+  std::size_t got = 0;
+  s->read(net::buffer(chunk), ClientStream::Handler([&](error_code, std::size_t n) { got = n; }));
+  pump();
+  EXPECT_EQ(got, chunk.size());
+  EXPECT_EQ(s->ready(), head.size() + 10000 - chunk.size());
+}
+
+// The body relay's read size (proxy::relay_read_size, docs/grpc.md "Memory"): a socket's read
+// asks for the most; an HTTP/2 stream's for what it holds, else the buffer's room, else 4 KiB.
+TEST_F(ClientConnectionTest, TheRelayAsksAnHttp2StreamForWhatItHolds) {
+  constexpr std::size_t kMost = 65536;
+  boost::beast::flat_buffer buffer;
+  proxy::UpstreamStream socket_stream(ioc.get_executor());
+  EXPECT_EQ(proxy::relay_read_size(socket_stream, buffer, kMost), kMost);
+
+  proxy::UpstreamStream h2_stream(ioc.get_executor());
+  h2_stream.attach_h2(client->open());
+  ClientStream& s = *h2_stream.h2();
+  EXPECT_EQ(proxy::relay_read_size(h2_stream, buffer, kMost), 4096U);  // nothing yet
+  buffer.prepare(10000);  // a buffer with room: its room
+  EXPECT_EQ(proxy::relay_read_size(h2_stream, buffer, kMost), buffer.capacity());
+
+  ASSERT_TRUE(write(s, "GET /big HTTP/1.1\r\nHost: h\r\n\r\n"));
+  server.respond(server.requests.begin()->first, {{":status", "200"}, {"content-length", "100000"}},
+                 std::string(100000, 'x'));
+  pump();
+  ASSERT_GT(s.ready(), buffer.capacity());
+  EXPECT_EQ(proxy::relay_read_size(h2_stream, buffer, s.ready() + 1), s.ready());
+  EXPECT_EQ(proxy::relay_read_size(h2_stream, buffer, kMost), std::min(kMost, s.ready()));
 }
 
 }  // namespace
