@@ -18,7 +18,8 @@ FROM debian:12-slim
 # Only the shared libraries build/bin/sluice links (ldd), nothing else: no compiler, no curl.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      libfmt9 libhiredis0.14 libnghttp2-14 libprometheus-cpp-core1.0 libspdlog1.10 libssl3 \
+      libfmt9 libhiredis0.14 libmimalloc2.0 libnghttp2-14 libprometheus-cpp-core1.0 libspdlog1.10 \
+      libssl3 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin sluice
 COPY --from=build /src/build/bin/sluice /src/build/bin/sluice-demo-backend /usr/local/bin/

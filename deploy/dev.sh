@@ -31,6 +31,7 @@ cd "$(dirname "$0")/.."
 readonly PRODUCT_PACKAGES=(
   libboost1.81-dev nlohmann-json3-dev prometheus-cpp-dev libspdlog-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev libhiredis-dev libnghttp2-dev pkg-config
+  libmimalloc-dev
   libhttp-parser-dev
   redis-server prometheus
   wrk nginx haproxy

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <span>
 
+#include "gateway/allocator/allocator_info.hpp"
 #include "gateway/app/check_command.hpp"
 #include "gateway/app/command_line.hpp"
 #include "gateway/app/gateway.hpp"
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
     return 1;  // nothing bound
   }
   log::init(cl.log_level);
+  log::get("app")->info("allocator {}", allocator::describe());
   int status = 1;
   try {
     app::Gateway gateway(cl.config_path, std::move(*loaded.document));
