@@ -365,6 +365,38 @@ TEST(MessageParserTest, AContentLengthListOfEqualValuesIsOneLength) {
   EXPECT_EQ(parser.head().content_length, 4U);
 }
 
+// The inline fields are left unset until pushed (docs/architecture.md, "One request, one
+// context"): what was pushed reads back, through copies, moves and a clear.
+TEST(FieldListTest, PushedFieldsReadBackThroughCopiesMovesAndClear) {
+  FieldList list;
+  const std::string names = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  for (std::size_t i = 0; i < FieldList::kInline + 5; ++i) {
+    list.push_back({.id = http::field::unknown,
+                    .name = std::string_view(names).substr(i, 1),
+                    .value = "v",
+                    .line_begin = static_cast<std::uint32_t>(i),
+                    .line_end = static_cast<std::uint32_t>(i + 1),
+                    .raw = i % 2 == 0});
+  }
+  const FieldList copy = list;
+  FieldList moved = std::move(list);
+  for (const FieldList* l : {&copy, static_cast<const FieldList*>(&moved)}) {
+    ASSERT_EQ(l->size(), FieldList::kInline + 5);
+    for (std::size_t i = 0; i < l->size(); ++i) {
+      EXPECT_EQ((*l)[i].name, std::string_view(names).substr(i, 1));
+      EXPECT_EQ((*l)[i].line_begin, i);
+      EXPECT_EQ((*l)[i].raw, i % 2 == 0);
+    }
+  }
+  EXPECT_EQ(copy.find("c")->line_end, 3U);
+  moved.clear();
+  EXPECT_TRUE(moved.empty());
+  EXPECT_EQ(moved.find("a"), nullptr);
+  moved.push_back({.id = http::field::host, .name = "Host", .value = "h"});
+  EXPECT_EQ(moved.value(http::field::host), "h");
+  EXPECT_EQ(moved.size(), 1U);
+}
+
 TEST(MessageParserTest, ManyFieldsSpillPastTheInlineCapacity) {
   std::string text = "GET / HTTP/1.1\r\n";
   for (int i = 0; i < 50; ++i) {
