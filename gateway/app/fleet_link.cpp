@@ -117,10 +117,8 @@ std::variant<FleetLink::Written, admin::CommitError> FleetLink::write(
   // Retried until sync_timeout_ms: under contention every writer gets through, later.
   const auto deadline = std::chrono::steady_clock::now() + config_.sync_timeout;
   std::minstd_rand jitter(static_cast<std::uint32_t>(fleet::wall_ms()));
-  for (int attempt = 1; std::chrono::steady_clock::now() < deadline; ++attempt) {
-    if (attempt > 1) {
-      std::this_thread::sleep_for(kRetryPause * (1 + jitter() % attempt));
-    }
+  int attempt = 1;
+  for (; std::chrono::steady_clock::now() < deadline; ++attempt) {
     fleet::FleetVersion candidate = version_of(next, replica_id_);
     const auto outcome = store_.write(expected, candidate, std::string(source), options.summary);
     using Result = fleet::WriteOutcome::Result;
@@ -135,7 +133,14 @@ std::variant<FleetLink::Written, admin::CommitError> FleetLink::write(
       return admin::CommitError{Kind::kVersionMismatch, "the fleet is at another version",
                                 outcome.version};
     }
-    // Another replica wrote first: carry this change onto what the fleet holds now.
+    // Another replica wrote first: carry this change onto what the fleet holds now. The first
+    // loss is mostly a version this replica has not applied yet; after a second, a growing
+    // jittered pause. The pause comes before the read, never between the read and the next
+    // compare-and-set: a writer whose window held its pause lost ever more often as the pause
+    // grew, and lost for the whole sync_timeout_ms (docs/fleet.md, "Writes").
+    if (attempt > 1) {
+      std::this_thread::sleep_for(kRetryPause * (1 + jitter() % attempt));
+    }
     const auto current = store_.current();
     if (!current) {
       return admin::CommitError{Kind::kFleetUnavailable, "fleet Redis: " + redis_.error()};
@@ -160,7 +165,8 @@ std::variant<FleetLink::Written, admin::CommitError> FleetLink::write(
     expected = current->version;
   }
   return admin::CommitError{Kind::kFleetUnavailable,
-                            "other replicas kept writing first for sync_timeout_ms; try again"};
+                            "other replicas kept writing first for sync_timeout_ms (" +
+                                std::to_string(attempt - 1) + " attempts); try again"};
 }
 
 void FleetLink::applied(const fleet::FleetVersion& version) {
