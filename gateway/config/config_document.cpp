@@ -11,8 +11,7 @@ ConfigDocument::ConfigDocument(nlohmann::ordered_json json, Config config)
     : json_(std::move(json)), config_(std::make_shared<const Config>(std::move(config))) {}
 
 LoadedDocument ConfigDocument::from_json(nlohmann::ordered_json document) {
-  // The validator reads nlohmann::json; the order of keys does not matter to it.
-  auto loaded = parse_config(nlohmann::json(document));
+  auto loaded = parse_config(document);
   return make(std::move(document), std::move(loaded));
 }
 
@@ -21,8 +20,7 @@ LoadedDocument ConfigDocument::from_text(std::string_view text) {
   if (!parsed.json) {
     return {std::nullopt, std::move(parsed.problems)};
   }
-  auto loaded =
-      merge_problems(std::move(parsed.problems), parse_config(nlohmann::json(*parsed.json)));
+  auto loaded = merge_problems(std::move(parsed.problems), parse_config(*parsed.json));
   return make(std::move(*parsed.json), std::move(loaded));
 }
 

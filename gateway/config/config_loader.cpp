@@ -240,6 +240,32 @@ LoadResult parse_config(const nlohmann::json& document) {
   }
 }
 
+LoadResult parse_config(const nlohmann::ordered_json& document) {
+  const auto overrides = document.is_object() ? document.find("overrides") : document.end();
+  auto plain =
+      overrides == document.end() ? std::nullopt : detail::read_plain_overrides(*overrides);
+  if (!plain) {
+    return parse_config(nlohmann::json(document));
+  }
+  // The overrides are read; parse_overrides still checks each policy name, on empty objects.
+  nlohmann::json rest = nlohmann::json::object();
+  for (const auto& [key, value] : document.items()) {
+    if (key != "overrides") {
+      rest[key] = nlohmann::json(value);
+      continue;
+    }
+    auto& policies = rest[key] = nlohmann::json::object();
+    for (const auto& [policy, names] : value.items()) {
+      policies[policy] = nlohmann::json::object();
+    }
+  }
+  auto result = parse_config(rest);
+  if (result.config) {
+    result.config->overrides = std::move(*plain);
+  }
+  return result;
+}
+
 JsonText parse_json_text(std::string_view text) {
   JsonText result;
   Problems duplicates;
@@ -263,7 +289,7 @@ LoadResult parse_config_text(std::string_view text) {
   if (!parsed.json) {
     return {std::nullopt, std::move(parsed.problems)};
   }
-  auto result = parse_config(nlohmann::json(*parsed.json));
+  auto result = parse_config(*parsed.json);
   return merge_problems(std::move(parsed.problems), std::move(result));
 }
 

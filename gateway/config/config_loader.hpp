@@ -28,6 +28,11 @@ struct LoadResult {
 /// Reports every problem, in document-schema order, each once at its most specific path. `config`
 /// is set iff `problems` is empty.
 LoadResult parse_config(const nlohmann::json& document);
+/// The same for a document with its key order kept, with the same Config and problems. The
+/// `overrides` section, which grows to thousands of members, is read in place when every entry
+/// in it is valid, not copied member by member into a nlohmann::json first (docs/fleet.md,
+/// "Writes").
+LoadResult parse_config(const nlohmann::ordered_json& document);
 
 /// JSON text parsed with the key order kept. A syntax error is one problem at "(root)":
 /// "invalid JSON at line L, column C: <detail>" (lines and columns count from 1), and no `json`.

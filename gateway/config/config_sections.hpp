@@ -52,6 +52,12 @@ std::map<std::string, std::map<std::string, std::uint32_t>> parse_overrides(
 std::map<std::string, std::map<std::string, std::uint32_t>> parse_requests_by_policy(
     ObjectReader& root, std::string_view section_key, const KnownNames& policies,
     std::string_view empty_name);
+/// `overrides` read in place from a document kept in order, when every policy in it is an
+/// object and every entry is exactly {"requests": N} with N in range under a non-empty key (what
+/// parse_overrides accepts without a problem); nullopt otherwise. Policy names are not checked
+/// here: parse_overrides checks them.
+std::optional<std::map<std::string, std::map<std::string, std::uint32_t>>> read_plain_overrides(
+    const nlohmann::ordered_json& section);
 std::map<std::string, BackendConfig> parse_backends(ObjectReader& root);
 /// `merge_slashes` is http.merge_slashes: a prefix must be a path in normal form under it.
 std::vector<RouteConfig> parse_routes(ObjectReader& root, bool merge_slashes,

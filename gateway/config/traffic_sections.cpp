@@ -352,6 +352,45 @@ std::map<std::string, std::map<std::string, std::uint32_t>> parse_overrides(
   return parse_requests_by_policy(root, "overrides", policies, "empty key");
 }
 
+std::optional<std::map<std::string, std::map<std::string, std::uint32_t>>> read_plain_overrides(
+    const nlohmann::ordered_json& section) {
+  if (!section.is_object()) {
+    return std::nullopt;
+  }
+  std::map<std::string, std::map<std::string, std::uint32_t>> out;
+  for (const auto& [policy, names] : section.items()) {
+    if (!names.is_object()) {
+      return std::nullopt;
+    }
+    auto& read = out[policy];
+    for (const auto& [name, value] : names.items()) {
+      if (name.empty() || !value.is_object() || value.size() != 1) {
+        return std::nullopt;
+      }
+      const auto requests = value.find("requests");
+      if (requests == value.end() || !requests->is_number_integer()) {
+        return std::nullopt;
+      }
+      std::uint32_t number = 0;
+      if (requests->is_number_unsigned()) {
+        const auto unsigned_value = requests->get<std::uint64_t>();
+        if (unsigned_value > kMaxRequests) {
+          return std::nullopt;
+        }
+        number = static_cast<std::uint32_t>(unsigned_value);
+      } else {
+        const auto signed_value = requests->get<std::int64_t>();
+        if (signed_value < 0 || signed_value > std::int64_t{kMaxRequests}) {
+          return std::nullopt;
+        }
+        number = static_cast<std::uint32_t>(signed_value);
+      }
+      read.emplace(name, number);
+    }
+  }
+  return out;
+}
+
 std::map<std::string, BackendConfig> parse_backends(ObjectReader& root) {
   std::map<std::string, BackendConfig> backends;
   for_each_named(root, "backends", Presence::kRequired,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/insight/config_changes.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "gateway/config/json_members.hpp"
@@ -51,6 +52,15 @@ class ChangesWalker {
     if (before == after) {
       return;
     }
+    walk_different(before, after, path, depth);
+  }
+
+  std::vector<ConfigChange> release() && { return std::move(out_); }
+
+ private:
+  /// walk() of two values already known to differ.
+  void walk_different(const ordered_json& before, const ordered_json& after,
+                      const std::string& path, ChangesDepth depth) {
     if (before.is_object() && after.is_object()) {
       walk_objects(before, after, path, depth);
       return;
@@ -63,14 +73,40 @@ class ChangesWalker {
                     changes_relabel(after, depth, label_)});
   }
 
-  std::vector<ConfigChange> release() && { return std::move(out_); }
-
- private:
   std::string member(const std::string& path, const std::string& key, ChangesDepth depth) const {
     return config::member_path(path, depth == ChangesDepth::kOverrideKeys ? label_(key) : key);
   }
 
   void walk_objects(const ordered_json& before, const ordered_json& after, const std::string& path,
+                    ChangesDepth depth) {
+    // A member's path (and an override key's label) is made only for a member that changed:
+    // an overrides object may hold thousands of keys, and one admin change alters one.
+    const auto& before_members = before.get_ref<const ordered_json::object_t&>();
+    const auto& after_members = after.get_ref<const ordered_json::object_t&>();
+    if (before_members.size() <= after_members.size() &&
+        std::equal(before_members.begin(), before_members.end(), after_members.begin(),
+                   [](const auto& a, const auto& b) { return a.first == b.first; })) {
+      // The members kept their places (one replaced, some added at the end, as most changes
+      // are): compared pair by pair, with no index.
+      auto other = after_members.begin();
+      for (const auto& [key, value] : before_members) {
+        if (!(value == other->second)) {
+          walk_different(value, other->second, member(path, key, depth),
+                         changes_child_depth(depth, key));
+        }
+        ++other;
+      }
+      for (; other != after_members.end(); ++other) {
+        const auto& [key, value] = *other;
+        out_.push_back({Op::kAdd, member(path, key, depth), nullptr,
+                        changes_relabel(value, changes_child_depth(depth, key), label_)});
+      }
+      return;
+    }
+    walk_indexed(before, after, path, depth);
+  }
+
+  void walk_indexed(const ordered_json& before, const ordered_json& after, const std::string& path,
                     ChangesDepth depth) {
     // Indexed: an overrides object may hold thousands of keys (config/json_members.hpp).
     const config::MemberIndex before_members(before);
@@ -80,8 +116,8 @@ class ChangesWalker {
       if (const auto* other = after_members.find(key); other == nullptr) {
         out_.push_back({Op::kRemove, member(path, key, depth),
                         changes_relabel(value, child, label_), nullptr});
-      } else {
-        walk(value, *other, member(path, key, depth), child);
+      } else if (!(value == *other)) {
+        walk_different(value, *other, member(path, key, depth), child);
       }
     }
     for (const auto& [key, value] : after.items()) {

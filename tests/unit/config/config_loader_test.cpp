@@ -337,5 +337,53 @@ TEST(ConfigLoaderTest, EnumerationsPrintTheirJsonSpelling) {
   EXPECT_EQ(to_string(OnError::kLocalShare), "local_share");
 }
 
+// The ordered entry point reads `overrides` in place when every entry is valid; whatever the
+// section holds, it must give what the nlohmann::json one gives: the same Config, or the same
+// problems in the same order.
+TEST(ConfigLoaderTest, AnOrderedDocumentGivesWhatTheSameDocumentUnorderedGives) {
+  const std::vector<std::string> sections = {
+      R"({"standard": {"partner-42": {"requests": 5000}, "abuser": {"requests": 0}}})",
+      R"({"standard": {"top": {"requests": 4294967295}, "z": {"requests": 1}, "a": {"requests": 2}}})",
+      R"({"standard": {}})",
+      R"({})",
+      R"({"standard": {"k": {"requests": 4294967296}}})",
+      R"({"standard": {"k": {"requests": -1}}})",
+      R"({"standard": {"k": {"requests": 1.5}}})",
+      R"({"standard": {"k": {"requests": "7"}}})",
+      R"({"standard": {"k": {"requests": 1, "window_ms": 5}}})",
+      R"({"standard": {"k": {}}})",
+      R"({"standard": {"k": 7}})",
+      R"({"standard": {"": {"requests": 1}}})",
+      R"({"standard": []})",
+      R"({"premium": {"k": {"requests": 1}}})",
+      R"({"premium": {}, "standard": {"k": {"requests": 3}}})",
+      R"([])",
+  };
+  for (const auto& section : sections) {
+    SCOPED_TRACE(section);
+    auto ordered = nlohmann::ordered_json(test_support::valid_document());
+    ordered["overrides"] = nlohmann::ordered_json::parse(section);
+    const auto from_ordered = parse_config(ordered);
+    const auto from_unordered = parse_config(nlohmann::json(ordered));
+    EXPECT_EQ(test_support::problem_lines(from_ordered),
+              test_support::problem_lines(from_unordered));
+    ASSERT_EQ(from_ordered.ok(), from_unordered.ok());
+    if (from_ordered.ok()) {
+      EXPECT_TRUE(*from_ordered.config == *from_unordered.config);
+    }
+  }
+  auto without = nlohmann::ordered_json(test_support::valid_document());
+  without["threads"] = "many";  // no overrides at all, and a problem elsewhere
+  EXPECT_EQ(test_support::problem_lines(parse_config(without)),
+            test_support::problem_lines(parse_config(nlohmann::json(without))));
+  // The plain read keeps the values: the same as the unordered read, checked by value too.
+  auto plain = nlohmann::ordered_json(test_support::valid_document());
+  plain["overrides"] = {{"standard", {{"b", {{"requests", 2}}}, {"a", {{"requests", 1}}}}}};
+  const auto result = parse_config(plain);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result.config->overrides.at("standard").at("a"), 1U);
+  EXPECT_EQ(result.config->overrides.at("standard").at("b"), 2U);
+}
+
 }  // namespace
 }  // namespace sluice::config

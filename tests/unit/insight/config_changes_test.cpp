@@ -100,6 +100,41 @@ TEST(ConfigChangesTest, OverrideKeysAppearOnlyAsLabels) {
   EXPECT_TRUE(removed[0].from["p"].contains("L(************)"));
 }
 
+// Members that kept their places are compared pair by pair; members that moved, through an
+// index. Both give the same changes, in the same order.
+TEST(ConfigChangesTest, MembersInPlaceAndMembersMovedGiveTheSameChanges) {
+  ordered_json before = {{"overrides", {{"p", ordered_json::object()}}}};
+  for (int i = 0; i < 40; ++i) {
+    before["overrides"]["p"]["key-" + std::to_string(i)] = {{"requests", i}};
+  }
+  ordered_json in_place = before;
+  in_place["overrides"]["p"]["key-7"]["requests"] = 700;
+  in_place["overrides"]["p"]["new-key"] = {{"requests", 1}};
+  ordered_json moved = {{"overrides", {{"p", ordered_json::object()}}}};
+  for (int i = 39; i >= 0; --i) {
+    moved["overrides"]["p"]["key-" + std::to_string(i)] = {{"requests", i == 7 ? 700 : i}};
+  }
+  moved["overrides"]["p"]["new-key"] = {{"requests", 1}};
+  const auto expected = std::vector<ConfigChange>{
+      {Op::kReplace, "overrides.p[\"L(*****)\"].requests", 7, 700},
+      {Op::kAdd, "overrides.p[\"L(*******)\"]", nullptr, {{"requests", 1}}},
+  };
+  EXPECT_EQ(diff(before, in_place), expected);
+  EXPECT_EQ(diff(before, moved), expected);
+  // A member removed from the middle: every later member moved up, the index finds them.
+  ordered_json removed = before;
+  removed["overrides"]["p"].erase("key-3");
+  const auto changes = diff(before, removed);
+  ASSERT_EQ(changes.size(), 1U);
+  EXPECT_EQ(changes[0],
+            (ConfigChange{Op::kRemove, "overrides.p[\"L(*****)\"]", {{"requests", 3}}, nullptr}));
+  // Fewer members after than before, the rest in place: a remove at the end.
+  const auto shrunk = diff(in_place, before);
+  ASSERT_EQ(shrunk.size(), 2U);
+  EXPECT_EQ(shrunk[0].path, "overrides.p[\"L(*****)\"].requests");
+  EXPECT_EQ(shrunk[1].op, Op::kRemove);
+}
+
 TEST(ConfigChangesTest, SummaryShortensLongValues) {
   const std::string long_text(200, 'x');
   const auto changes = diff({{"a", "short"}}, {{"a", long_text}});
