@@ -38,9 +38,15 @@ const ordered_json* MemberIndex::find(std::string_view key) const {
 
 namespace {
 
-/// Builds the value as nlohmann's own DOM parser does, but appends each object member to the
-/// object's vector without looking for its key first; end_object() then checks the object for a
-/// repeated key in one pass (and only then rebuilds it the slow way, last value wins).
+/// Builds the value as nlohmann's own DOM parser does, but appends each object member without
+/// looking for its key first; end_object() then checks the object for a repeated key in one pass
+/// (and only then rebuilds it the slow way, last value wins).
+///
+/// An open object's members wait in a scratch vector of (key, value) pairs, one per depth, reused
+/// from object to object, and move into the object once it ends, its size known. Appending to
+/// the object itself would grow a vector of pair<const string, json>, whose elements cannot be
+/// moved (the key is const): every growth copied each member's whole value, thousands of
+/// overrides included.
 class LinearSax {
  public:
   using number_integer_t = ordered_json::number_integer_t;
@@ -62,6 +68,13 @@ class LinearSax {
     return true;
   }
   bool end_object() {
+    auto& members = scratch_[open_.size() - 1];
+    auto& object = open_.back()->get_ref<ordered_json::object_t&>();
+    object.reserve(members.size());
+    for (auto& [key, value] : members) {
+      object.emplace_back(std::move(key), std::move(value));
+    }
+    members.clear();
     deduplicate(*open_.back());
     open_.pop_back();
     return true;
@@ -82,6 +95,8 @@ class LinearSax {
   }
 
  private:
+  using Members = std::vector<std::pair<std::string, ordered_json>>;
+
   /// Adds `value` where the parser is; the added value's address (stable: a container only
   /// grows again once its open child has ended).
   ordered_json* add(ordered_json value) {
@@ -94,8 +109,8 @@ class LinearSax {
       parent.get_ref<ordered_json::array_t&>().push_back(std::move(value));
       return &parent.back();
     }
-    auto& members = parent.get_ref<ordered_json::object_t&>();
-    members.emplace_back(std::move(key_), std::move(value));  // the vector's: no key search
+    auto& members = scratch_[open_.size() - 1];
+    members.emplace_back(std::move(key_), std::move(value));
     return &members.back().second;
   }
   bool put(ordered_json value) {
@@ -104,6 +119,9 @@ class LinearSax {
   }
   bool open(ordered_json empty) {
     open_.push_back(add(std::move(empty)));
+    if (scratch_.size() < open_.size()) {
+      scratch_.resize(open_.size());
+    }
     return true;
   }
   static void deduplicate(ordered_json& object) {
@@ -128,6 +146,7 @@ class LinearSax {
 
   ordered_json root_;
   std::vector<ordered_json*> open_;
+  std::vector<Members> scratch_;  ///< an open object's members, by depth (open_'s index)
   std::string key_;
   bool failed_ = false;
 };

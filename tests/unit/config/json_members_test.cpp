@@ -44,12 +44,10 @@ TEST(ParseOrderedTest, GivesWhatOrderedJsonParseGives) {
   const std::string texts[] = {
       R"({"z": 1, "a": [true, false, null, -3, 18446744073709551615, 2.5e-3, "s\u00e9"],
           "m": {"y": {}, "b": [], "x": [{"q": 1}, [2, [3]]]}})",
-      "[]",
-      "{}",
-      "42",
-      "\"text\"",
-      "null",
-      "[{\"a\": {\"b\": {\"c\": [1, {\"d\": 2}]}}}]"};
+      "[]", "{}", "42", "\"text\"", "null", "[{\"a\": {\"b\": {\"c\": [1, {\"d\": 2}]}}}]",
+      // Members after a nested object ended, at every depth (each depth's members wait apart).
+      R"({"a": {"b": {"c": 1}, "d": [{"e": {"f": 2}, "g": 3}, {"h": 4}], "i": 5},
+          "j": {"k": {"l": {}}, "m": [[{"n": 6}], {"o": {"p": 7}, "q": 8}]}, "r": 9})"};
   for (const auto& text : texts) {
     const ordered_json mine = parse_ordered(text);
     EXPECT_EQ(mine, ordered_json::parse(text)) << text;
