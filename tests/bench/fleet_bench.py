@@ -133,15 +133,15 @@ def baseline(redis_port, backend, logs, per_second, seconds):
     """The same write load on one replica without a fleet: what the admin API itself takes."""
     single = Replica(9, redis_port, backend, logs, fleet=False)
     try:
-        acknowledged, statuses, elapsed, _ = writes([single] * 3, per_second, seconds,
-                                                     check=False)
+        acknowledged, statuses, elapsed, _, latencies = writes([single] * 3, per_second,
+                                                                seconds, check=False)
     finally:
         single.child.stop()
-    return len(acknowledged), sum(statuses.values()), elapsed
+    return len(acknowledged), sum(statuses.values()), elapsed, latencies
 
 
 def writes(replicas, per_second, seconds, check=True):
-    acknowledged, statuses, lock = [], {}, threading.Lock()
+    acknowledged, statuses, latencies, lock = [], {}, [], threading.Lock()
 
     def writer(index):
         replica = replicas[index]
@@ -150,8 +150,11 @@ def writes(replicas, per_second, seconds, check=True):
         n = 0
         while time.monotonic() - start < seconds:
             key = f"w-{index}-{n}"
+            sent = time.monotonic()
             status, _ = replica.call("PUT", f"/admin/limits/p/overrides/{key}", {"requests": 7})
+            took = time.monotonic() - sent
             with lock:
+                latencies.append(took)
                 statuses[status] = statuses.get(status, 0) + 1
                 if status == 200:
                     acknowledged.append(key)
@@ -168,7 +171,7 @@ def writes(replicas, per_second, seconds, check=True):
         t.join()
     elapsed = time.monotonic() - began
     if not check:
-        return acknowledged, statuses, elapsed, []
+        return acknowledged, statuses, elapsed, [], latencies
     time.sleep(2)  # every replica applies the last one
     results = []
     for replica in replicas:
@@ -176,7 +179,19 @@ def writes(replicas, per_second, seconds, check=True):
         keys = set(config["overrides"].get("p", {}))
         _, fleet = replica.call("GET", "/admin/fleet")
         results.append({"keys": keys, "version": fleet["version"]})
-    return acknowledged, statuses, elapsed, results
+    return acknowledged, statuses, elapsed, results, latencies
+
+
+def latency_line(latencies):
+    """Answer times of the admin PUTs: p50, p99, max (ms)."""
+    ordered = sorted(latencies)
+    if not ordered:
+        return "no answers"
+
+    def at(share):
+        return 1000 * ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+    return f"answer time p50 {at(0.5):.1f} ms, p99 {at(0.99):.1f} ms, max {1000 * ordered[-1]:.1f} ms"
 
 
 def main():
@@ -226,15 +241,17 @@ def main():
             lines.append(f"| replica-{i} | {int(count)} | {share('0.005')} | {share('0.01')} | "
                          f"{share('0.05')} | {share('0.25')} |")
 
-        acknowledged, statuses, elapsed, results = writes(replicas, args.writes_per_second,
-                                                          args.seconds)
+        acknowledged, statuses, elapsed, results, latencies = writes(
+            replicas, args.writes_per_second, args.seconds)
         expected = {k for k in acknowledged}
         base_version = 1 + args.changes
         lines += ["", f"## Writes: {args.writes_per_second}/s over 3 replicas for "
                       f"{args.seconds:.0f} s", "",
                   f"{sum(statuses.values())} writes in {elapsed:.1f} s "
                   f"({sum(statuses.values()) / elapsed:.1f}/s); answers: "
-                  + ", ".join(f"{s}: {n}" for s, n in sorted(statuses.items(), key=str)), "",
+                  + ", ".join(f"{s}: {n}" for s, n in sorted(statuses.items(), key=str))
+                  + f" (offered: {round(args.writes_per_second * args.seconds)}); "
+                  + latency_line(latencies), "",
                   "| replica | write keys held | lost (acknowledged, missing) | fleet version | "
                   "expected version | duplicated |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
         for i, r in enumerate(results):
@@ -248,11 +265,12 @@ def main():
         if args.baseline:
             for replica in replicas:
                 replica.child.stop()
-            ok, sent, elapsed = baseline(redis_port, backend, logs, args.writes_per_second,
-                                         args.seconds)
+            ok, sent, elapsed, latencies = baseline(redis_port, backend, logs,
+                                                    args.writes_per_second, args.seconds)
             lines += ["", f"Baseline, the same load on one replica without a fleet (three "
                           f"writer threads on its admin API): {sent} writes in {elapsed:.1f} s "
-                          f"({sent / elapsed:.1f}/s), {ok} answered 200."]
+                          f"({sent / elapsed:.1f}/s), {ok} answered 200; "
+                          + latency_line(latencies) + "."]
         text = "\n".join(lines) + "\n"
         (OUT / "summary.md").write_text(text)
         print(text)
