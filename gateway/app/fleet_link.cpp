@@ -150,8 +150,7 @@ std::variant<FleetLink::Written, admin::CommitError> FleetLink::write(
       shared = fleet::Document::object();
     }
     if (!edits) {
-      edits =
-          fleet::edits_between(fleet::shared_part(base.json()), fleet::shared_part(next.json()));
+      edits = fleet::shared_edits_between(base.json(), next.json());
     }
     auto merged = config::ConfigDocument::from_json(
         fleet::with_shared(next.json(), fleet::apply_edits(std::move(shared), *edits)));

@@ -31,7 +31,9 @@ void collect(const Document& base, const Document& next, std::vector<std::string
     } else if (old == nullptr) {
       edits.push_back(Edit{path, *it});
     } else if (old->is_object() && it->is_object()) {
-      collect(*old, *it, path, edits);
+      if (*old != *it) {  // most members of a large overrides object are unchanged
+        collect(*old, *it, path, edits);
+      }
     } else if (*old != *it) {
       edits.push_back(Edit{path, *it});
     }
@@ -105,6 +107,48 @@ std::vector<Edit> edits_between(const Document& base, const Document& next) {
   std::vector<std::string> path;
   if (base.is_object() && next.is_object()) {
     collect(base, next, path, edits);
+  }
+  return edits;
+}
+
+std::vector<Edit> shared_edits_between(const Document& base, const Document& next) {
+  std::vector<Edit> edits;
+  if (!base.is_object() || !next.is_object()) {
+    return edits;
+  }
+  const auto empty = Document::object();
+  std::vector<std::string> path;
+  for (const auto section : kSharedSections) {
+    const auto was = base.find(section);
+    const auto now = next.find(section);
+    if (was == base.end() && now == next.end()) {
+      continue;
+    }
+    // The section as a one-member object on each side: collect() treats it as it treats a
+    // member of shared_part(), added, removed or compared.
+    Document before = Document::object();
+    Document after = Document::object();
+    const std::string key(section);
+    const Document& base_section = was == base.end() ? empty : *was;
+    const Document& next_section = now == next.end() ? empty : *now;
+    if (was != base.end() && now != next.end()) {
+      if (base_section == next_section) {
+        continue;
+      }
+      if (base_section.is_object() && next_section.is_object()) {
+        path.push_back(key);
+        collect(base_section, next_section, path, edits);
+        path.pop_back();
+        continue;
+      }
+    }
+    if (was != base.end()) {
+      before[key] = base_section;
+    }
+    if (now != next.end()) {
+      after[key] = next_section;
+    }
+    collect(before, after, path, edits);
   }
   return edits;
 }

@@ -41,6 +41,9 @@ struct Edit {
 
 /// The edits that turn `base` into `next`, member by member down through objects.
 [[nodiscard]] std::vector<Edit> edits_between(const Document& base, const Document& next);
+/// edits_between(shared_part(base), shared_part(next)) without copying either document's
+/// shared sections: the same edits, grouped by section in kSharedSections order.
+[[nodiscard]] std::vector<Edit> shared_edits_between(const Document& base, const Document& next);
 /// `target` with `edits` applied in order (objects on the way are created as needed; a
 /// non-object on the way is replaced by one).
 [[nodiscard]] Document apply_edits(Document target, const std::vector<Edit>& edits);

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 namespace sluice::fleet {
 namespace {
 
@@ -69,6 +72,45 @@ TEST(FleetDocumentTest, AChangeCarriedOntoANewerVersionKeepsTheOtherReplicasChan
   EXPECT_EQ(apply_edits(doc(R"({"overrides": {}})"),
                         edits_between(base, doc(R"({"overrides": {"p": {}}})"))),
             doc(R"({"overrides": {}})"));
+}
+
+// shared_edits_between reads the shared sections in place: the edits edits_between finds
+// between the two shared parts, each once (grouped by section), whatever changed.
+TEST(FleetDocumentTest, SharedEditsAreTheEditsBetweenTheSharedParts) {
+  const Document base = doc(R"({"listeners": [1], "limits": {"p": {"requests": 1}},
+      "overrides": {"p": {"a": {"requests": 1}, "b": {"requests": 2}}}, "threads": 2,
+      "routes": [{"name": "a"}], "tiers": {"p": {"gold": {"requests": 5}}}, "identity": [1],
+      "backends": "not an object"})");
+  const std::vector<Document> nexts = {
+      base,
+      doc(R"({"listeners": [2], "limits": {"p": {"requests": 1}},
+          "overrides": {"p": {"a": {"requests": 1}, "b": {"requests": 3}, "c": {"requests": 4}}},
+          "threads": 3, "routes": [{"name": "a"}], "tiers": {"p": {"gold": {"requests": 5}}},
+          "identity": [1], "backends": "not an object"})"),
+      doc(R"({"overrides": {"q": {"x": {"requests": 1}}}, "auth": {"jwt": {}},
+          "routes": [], "backends": {"b": {}}, "limits": 7})"),
+      doc(R"({"threads": 2})"),
+      doc(R"({"limits": {"p": {"requests": 2}}, "overrides": {}, "tiers": [],
+          "routes": [{"name": "a"}], "identity": [1], "backends": "not an object"})"),
+  };
+  const auto dumps = [](const std::vector<Edit>& edits) {
+    std::multiset<std::string> out;
+    for (const auto& edit : edits) {
+      out.insert(Document(edit.path).dump() + (edit.value ? edit.value->dump() : "-"));
+    }
+    return out;
+  };
+  for (const auto& next : nexts) {
+    SCOPED_TRACE(next.dump());
+    const auto expected = edits_between(shared_part(base), shared_part(next));
+    const auto edits = shared_edits_between(base, next);
+    EXPECT_EQ(dumps(edits), dumps(expected));
+    // The same members (a section the edits add comes in their order: not compared).
+    EXPECT_EQ(nlohmann::json(apply_edits(shared_part(base), edits)),
+              nlohmann::json(shared_part(next)));
+    EXPECT_EQ(dumps(shared_edits_between(next, base)),
+              dumps(edits_between(shared_part(next), shared_part(base))));
+  }
 }
 
 TEST(FleetDocumentTest, ObjectsOnTheWayAreCreatedAndScalarsOnTheWayReplaced) {
