@@ -19,6 +19,10 @@ using Kind = admin::CommitError::Kind;
 /// A writer that lost the race waits a moment (up to this, times its attempt, at random)
 /// before trying again, so writers on several replicas stop colliding in step.
 constexpr std::chrono::milliseconds kRetryPause{2};
+/// A writer that lost this many times asks for the fleet's write turn with its next write
+/// (fleet_store.hpp): rare enough that writers rarely wait on each other, soon enough that
+/// none loses for long.
+constexpr int kTurnAfterLosses = 3;
 
 fleet::FleetVersion version_of(const config::ConfigDocument& document, std::string replica) {
   return {0, fleet::dump_shared_part(document.json()), std::move(replica), fleet::wall_ms()};
@@ -118,9 +122,19 @@ std::variant<FleetLink::Written, admin::CommitError> FleetLink::write(
   const auto deadline = std::chrono::steady_clock::now() + config_.sync_timeout;
   std::minstd_rand jitter(static_cast<std::uint32_t>(fleet::wall_ms()));
   int attempt = 1;
+  bool turn_ours = false;  // this replica holds the fleet's write turn (fleet_store.hpp)
+  const auto give_back = [&] {
+    if (turn_ours) {
+      (void)store_.release_turn(replica_id_);  // else it ends on its own after kTurnMs
+    }
+  };
+  int losses = 0;
   for (; std::chrono::steady_clock::now() < deadline; ++attempt) {
     fleet::FleetVersion candidate = version_of(next, replica_id_);
-    const auto outcome = store_.write(expected, candidate, std::string(source), options.summary);
+    // A writer that lost kTurnAfterLosses times asks for the turn: then its next write is the
+    // one the fleet takes.
+    const auto outcome = store_.write(expected, candidate, std::string(source), options.summary,
+                                      losses >= kTurnAfterLosses && !options.if_match);
     using Result = fleet::WriteOutcome::Result;
     if (outcome.result == Result::kUnavailable) {
       return admin::CommitError{Kind::kFleetUnavailable, "fleet Redis: " + redis_.error()};
@@ -129,16 +143,25 @@ std::variant<FleetLink::Written, admin::CommitError> FleetLink::write(
       candidate.version = outcome.version;
       return Written{std::move(next), std::move(candidate)};
     }
+    if (outcome.turn_held) {
+      // Another replica's turn: it lasts one merge. The same write again, shortly.
+      std::this_thread::sleep_for(kRetryPause * (1 + jitter() % 2));
+      continue;
+    }
+    turn_ours = outcome.turn_ours;
+    ++losses;
     if (options.if_match) {
+      give_back();
       return admin::CommitError{Kind::kVersionMismatch, "the fleet is at another version",
                                 outcome.version};
     }
     // Another replica wrote first: carry this change onto what the fleet holds now. The first
-    // loss is mostly a version this replica has not applied yet; after a second, a growing
-    // jittered pause. The pause comes before the read, never between the read and the next
-    // compare-and-set: a writer whose window held its pause lost ever more often as the pause
-    // grew, and lost for the whole sync_timeout_ms (docs/fleet.md, "Writes").
-    if (attempt > 1) {
+    // loss is mostly a version this replica has not applied yet. Without the turn, a growing
+    // jittered pause. A pause comes before the read, never between
+    // the read and the next compare-and-set: a writer whose window held its pause lost ever
+    // more often as the pause grew, and lost for the whole sync_timeout_ms (docs/fleet.md,
+    // "Writes").
+    if (losses > 1 && !turn_ours) {
       std::this_thread::sleep_for(kRetryPause * (1 + jitter() % attempt));
     }
     const auto current = store_.current();
@@ -155,6 +178,7 @@ std::variant<FleetLink::Written, admin::CommitError> FleetLink::write(
     auto merged = config::ConfigDocument::from_json(
         fleet::with_shared(next.json(), fleet::apply_edits(std::move(shared), *edits)));
     if (!merged.ok()) {
+      give_back();
       return admin::CommitError{Kind::kFleetConflict,
                                 "the change no longer fits fleet version " +
                                     std::to_string(current->version) + ": " +
@@ -163,6 +187,7 @@ std::variant<FleetLink::Written, admin::CommitError> FleetLink::write(
     next = std::move(*merged.document);
     expected = current->version;
   }
+  give_back();
   return admin::CommitError{Kind::kFleetUnavailable,
                             "other replicas kept writing first for sync_timeout_ms (" +
                                 std::to_string(attempt - 1) + " attempts); try again"};

@@ -10,15 +10,29 @@ namespace {
 
 using store::RedisReply;
 
-// KEYS: doc, log. ARGV: expected, config, replica, at_ms, source, summary. {1, version} when
-// written, {0, current} when the fleet moved on. The version and its log entry go together.
+// KEYS: doc, log, turn. ARGV: expected, config, replica, at_ms, source, summary, claim, turn
+// ms. {1, version} when written; {0, current, turn} when not: another replica holds the turn
+// (turn = 1), or the fleet moved on (turn = 2 when this replica holds it now, else 0). A
+// refused writer that asks (claim = 1) takes the turn when it is free: for `turn ms` no other
+// replica's write is taken, so its next one cannot lose; its write gives the turn back. The
+// version and its log entry go together.
 constexpr std::string_view kWriteScript = R"lua(
 local current = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
-if current ~= tonumber(ARGV[1]) then return {0, current} end
+local turn = redis.call('GET', KEYS[3])
+if turn and turn ~= ARGV[3] then return {0, current, 1} end
+if current ~= tonumber(ARGV[1]) then
+  if turn then return {0, current, 2} end
+  if ARGV[7] == '1' then
+    redis.call('SET', KEYS[3], ARGV[3], 'PX', ARGV[8])
+    return {0, current, 2}
+  end
+  return {0, current, 0}
+end
 local v = current + 1
 redis.call('HSET', KEYS[1], 'version', v, 'config', ARGV[2], 'replica', ARGV[3], 'at_ms', ARGV[4])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', 1000, '*', 'version', v, 'replica', ARGV[3],
            'at_ms', ARGV[4], 'source', ARGV[5], 'summary', ARGV[6])
+if turn then redis.call('DEL', KEYS[3]) end
 return {1, v}
 )lua";
 
@@ -105,7 +119,8 @@ FleetStore::FleetStore(FleetRedis& redis, const std::string& fleet_name)
       replicas_("sluice-fleet:{" + fleet_name + "}:replicas"),
       top_("sluice-fleet:{" + fleet_name + "}:top"),
       events_("sluice-fleet:{" + fleet_name + "}:events"),
-      draining_("sluice-fleet:{" + fleet_name + "}:draining") {}
+      draining_("sluice-fleet:{" + fleet_name + "}:draining"),
+      turn_("sluice-fleet:{" + fleet_name + "}:turn") {}
 
 std::optional<FleetVersion> FleetStore::take_or_seed(const FleetVersion& seed,
                                                      const std::string& source) {
@@ -119,16 +134,29 @@ std::optional<FleetVersion> FleetStore::take_or_seed(const FleetVersion& seed,
 }
 
 WriteOutcome FleetStore::write(std::uint64_t expected, const FleetVersion& next,
-                               const std::string& source, const std::string& summary) {
+                               const std::string& source, const std::string& summary,
+                               bool claim_turn) {
   const auto reply =
-      redis_.call({"EVAL", std::string(kWriteScript), "2", doc_, log_, std::to_string(expected),
-                   next.config, next.replica, std::to_string(next.at_ms), source, summary});
-  if (!reply || reply->type != RedisReply::Type::kArray || reply->elements.size() != 2) {
+      redis_.call({"EVAL", std::string(kWriteScript), "3", doc_, log_, turn_,
+                   std::to_string(expected), next.config, next.replica, std::to_string(next.at_ms),
+                   source, summary, claim_turn ? "1" : "0", std::to_string(kTurnMs)});
+  if (!reply || reply->type != RedisReply::Type::kArray || reply->elements.size() < 2) {
     return {};
   }
   const bool applied = reply->elements[0].integer == 1;
+  const std::int64_t turn = reply->elements.size() > 2 ? reply->elements[2].integer : 0;
   return {applied ? WriteOutcome::Result::kApplied : WriteOutcome::Result::kMismatch,
-          static_cast<std::uint64_t>(reply->elements[1].integer)};
+          static_cast<std::uint64_t>(reply->elements[1].integer), !applied && turn == 1,
+          !applied && turn == 2};
+}
+
+bool FleetStore::release_turn(const std::string& replica) {
+  const auto reply = redis_.call(
+      {"EVAL",
+       "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end "
+       "return 0",
+       "1", turn_, replica});
+  return reply && reply->type == RedisReply::Type::kInteger && reply->integer == 1;
 }
 
 std::optional<FleetVersion> FleetStore::current() {

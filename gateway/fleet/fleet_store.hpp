@@ -30,6 +30,10 @@ struct WriteOutcome {
   enum class Result { kApplied, kMismatch, kUnavailable };
   Result result = Result::kUnavailable;
   std::uint64_t version = 0;
+  /// kMismatch because another replica holds the write turn (FleetStore::write).
+  bool turn_held = false;
+  /// kMismatch, and this replica holds the turn now: its next write is the one taken.
+  bool turn_ours = false;
 };
 
 /// One event of a replica's live event feed, as the fleet carries it (docs/fleet.md): its
@@ -65,7 +69,8 @@ struct LogRead {
 /// trimmed past about 1,000) and `...:replicas` (a
 /// hash: replica id to its heartbeat, JSON) and `...:top` (a hash: replica id to its heavy
 /// hitters, JSON) `...:events` (a stream: every replica's live events) and `...:draining` (a hash:
-/// the endpoints drained fleet-wide, `["backend","endpoint"]` to 1). Every write is one script, so
+/// the endpoints drained fleet-wide, `["backend","endpoint"]` to 1) and `...:turn` (a string with
+/// a time to live: the replica whose write goes next). Every write is one script, so
 /// a version and its log entry are made together or not at all. Confined to the thread of its
 /// FleetRedis, which must outlive it.
 class FleetStore {
@@ -76,10 +81,20 @@ class FleetStore {
   /// becomes it first. nullopt: Redis unavailable.
   [[nodiscard]] std::optional<FleetVersion> take_or_seed(const FleetVersion& seed,
                                                          const std::string& source);
+  /// How long a write turn holds at most (a replica that took one and died frees it then).
+  static constexpr int kTurnMs = 250;
+
   /// Makes `next` (config, replica, at_ms) the fleet's version `expected + 1` if the fleet is
-  /// still at `expected`.
+  /// still at `expected` and no other replica holds the write turn. A refused writer that
+  /// passes `claim_turn` takes the turn when it is free: until its next write (or kTurnMs),
+  /// every other replica's write is refused, so a writer that lost again and again cannot
+  /// keep losing (docs/fleet.md, "Writes").
   [[nodiscard]] WriteOutcome write(std::uint64_t expected, const FleetVersion& next,
-                                   const std::string& source, const std::string& summary);
+                                   const std::string& source, const std::string& summary,
+                                   bool claim_turn = false);
+  /// Gives back the write turn if `replica` holds it (a write that will not be made); whether
+  /// it did.
+  bool release_turn(const std::string& replica);
   /// The fleet's version now: nullopt when unavailable, a version 0 when the fleet has none.
   [[nodiscard]] std::optional<FleetVersion> current();
   /// The versions logged and the events added after `cursor` (moved past what was read),
@@ -117,6 +132,7 @@ class FleetStore {
   std::string top_;
   std::string events_;
   std::string draining_;
+  std::string turn_;
 };
 
 }  // namespace sluice::fleet
