@@ -156,11 +156,10 @@ std::variant<FleetLink::Written, admin::CommitError> FleetLink::write(
                                 outcome.version};
     }
     // Another replica wrote first: carry this change onto what the fleet holds now. The first
-    // loss is mostly a version this replica has not applied yet. Without the turn, a growing
-    // jittered pause. A pause comes before the read, never between
+    // loss is mostly a version this replica has not applied yet; later ones, unless the turn
+    // is ours, pause first (growing, jittered). A pause comes before the read, never between
     // the read and the next compare-and-set: a writer whose window held its pause lost ever
-    // more often as the pause grew, and lost for the whole sync_timeout_ms (docs/fleet.md,
-    // "Writes").
+    // more often as the pause grew, for the whole sync_timeout_ms (docs/fleet.md, "Writes").
     if (losses > 1 && !turn_ours) {
       std::this_thread::sleep_for(kRetryPause * (1 + jitter() % attempt));
     }
