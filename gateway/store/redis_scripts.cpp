@@ -143,78 +143,6 @@ end
 return {allowed, total, limit, reset, retry}
 )lua";
 
-constexpr std::string_view kHybridSync = R"lua(
-local me = ARGV[1]
-local width = tonumber(ARGV[2])
-local n = tonumber(ARGV[3])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local cur = math.floor(now / width)
-local shape = string.format('%d:%d', width, n)
-local ttl = width * (n + 1)
-local here = '#' .. cur
-local mine = me .. '#' .. cur
-
--- One count per bucket for all replicas ('#B') and one per bucket for each replica ('R#B'),
--- each with the running total of its live buckets ('@t', 'R@t') and the bucket it was last
--- advanced to ('@c', 'R@c'). Advancing drops only the buckets that left since: no scan.
-local function advance(key, p, total, last)
-  total = tonumber(total) or 0
-  last = tonumber(last)
-  if not last or cur <= last then
-    return total, false
-  end
-  local from = last - n + 1
-  local to = math.min(cur - n, last)
-  if to >= from then
-    local fields = {}
-    for b = from, to do
-      fields[#fields + 1] = p .. '#' .. b
-    end
-    local counts = redis.call('HMGET', key, unpack(fields))
-    for i = 1, #counts do
-      total = total - (tonumber(counts[i]) or 0)
-    end
-    redis.call('HDEL', key, unpack(fields))
-  end
-  return math.max(total, 0), true
-end
-
-local out = {}
-for k = 1, #KEYS do
-  local key = KEYS[k]
-  local delta = tonumber(ARGV[3 + k])
-  local v = redis.call('HMGET', key, 'g', '@t', '@c', me .. '@t', me .. '@c', here, mine)
-  local reshaped = v[1] ~= nil and v[1] ~= shape
-  if reshaped then
-    -- A re-tuned policy: the live totals carry into the current bucket under the new shape
-    -- (other replicas' own totals restart at zero, so they see a little more: errs to deny).
-    redis.call('DEL', key)
-    v = {shape, v[2], cur, v[4], cur, v[2], v[4]}
-  end
-  local total, moved = advance(key, '', v[2], v[3])
-  local own, own_moved = advance(key, me, v[4], v[5])
-  local written = v[1] ~= nil
-  if delta > 0 or (written and (moved or own_moved)) or (reshaped and total > 0) then
-    total = total + delta
-    own = own + delta
-    if total == 0 then
-      redis.call('DEL', key)  -- every count left the window
-    else
-      redis.call('HSET', key, 'g', shape, '@t', total, '@c', cur, me .. '@t', own, me .. '@c',
-                 cur, here, (tonumber(v[6]) or 0) + delta, mine, (tonumber(v[7]) or 0) + delta)
-      if moved or reshaped or not written then
-        -- Once per bucket is enough: set at the bucket's first write, the TTL (a window plus a
-        -- bucket) outlasts every count written in that bucket.
-        redis.call('PEXPIRE', key, ttl)
-      end
-    end
-  end
-  out[k] = math.max(total - own, 0)
-end
-return out
-)lua";
-
 constexpr std::string_view kHeartbeat = R"lua(
 local ttl = tonumber(ARGV[2])
 local t = redis.call('TIME')
@@ -244,11 +172,6 @@ std::string sha1_hex(std::string_view text) {
 
 const RedisScript& sliding_window_script() {
   static const RedisScript script{kSlidingWindow, sha1_hex(kSlidingWindow)};
-  return script;
-}
-
-const RedisScript& hybrid_sync_script() {
-  static const RedisScript script{kHybridSync, sha1_hex(kHybridSync)};
   return script;
 }
 

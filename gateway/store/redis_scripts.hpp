@@ -32,21 +32,6 @@ struct RedisScript {
 /// bucket (set once per bucket: that outlasts every count in it).
 [[nodiscard]] const RedisScript& sliding_window_script();
 
-/// The exchange of `store.mode: "hybrid"`: one replica's admitted requests for a group of keys
-/// of one policy go in, the other replicas' count in the window of each comes out.
-///   KEYS     one hash per key (all in one hash slot on a Redis Cluster): "#B" = requests of
-///            all replicas in bucket B (floor(now_ms / width_ms) on Redis' clock), "R#B" = those
-///            of replica R; "@t"/"R@t" = the running total of the live buckets, "@c"/"R@c" =
-///            the bucket they were last advanced to; "g" = "WIDTH_MS:BUCKETS"
-///   ARGV     replica id, width_ms, buckets, then one delta per key (requests to add to this
-///            replica's current bucket)
-///   returns  per key, the others' count: all replicas' live total less this replica's
-/// A call costs the same whatever the bucket count: advancing drops only the buckets that left
-/// since the last advance. A changed shape carries the totals into the current bucket; a hash
-/// whose counts all left is deleted, and one expires a window plus a bucket after the first
-/// write of its newest bucket.
-[[nodiscard]] const RedisScript& hybrid_sync_script();
-
 /// The replica heartbeat of `on_error: local_share`: a sorted set of replica ids scored by
 /// expiry time.
 ///   KEYS[1]  the set; ARGV: replica id, ttl_ms

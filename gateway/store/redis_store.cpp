@@ -40,9 +40,6 @@ std::vector<std::string> RedisStore::setup_commands() const {
   }
   commands.push_back(format_command({"SCRIPT", "LOAD", sliding_window_script().source}));
   commands.push_back(format_command({"SCRIPT", "LOAD", heartbeat_script().source}));
-  if (hybrid()) {
-    commands.push_back(format_command({"SCRIPT", "LOAD", hybrid_sync_script().source}));
-  }
   return commands;
 }
 

@@ -19,7 +19,9 @@
 #include "gateway/core/clock.hpp"
 #include "gateway/core/keyed_hash.hpp"
 #include "gateway/core/random.hpp"
+#include "gateway/store/hybrid_fleet_count.hpp"
 #include "gateway/store/hybrid_journal.hpp"
+#include "gateway/store/hybrid_own_pushes.hpp"
 #include "gateway/store/limit_store.hpp"
 #include "gateway/store/memory_store.hpp"
 #include "gateway/store/redis_router.hpp"
@@ -112,6 +114,11 @@ class RedisStore final : public LimitStore {
   [[nodiscard]] std::size_t tracked_keys(PolicyId policy) const override;
 
  private:
+  /// Redis' clock (ms, from TIME) and the local time its reply was read.
+  struct RedisClock {
+    std::int64_t redis_ms = 0;
+    core::TimePoint read_at{};
+  };
   struct Slot {
     std::shared_ptr<RedisRouter> router;
     std::optional<core::KeyedHash> hash;  ///< the shared hash key, once connected
@@ -123,6 +130,8 @@ class RedisStore final : public LimitStore {
     std::unique_ptr<boost::asio::steady_timer> sync_timer;
     bool syncing = false;  ///< an exchange is in flight
     core::TimePoint last_forget{};
+    std::optional<RedisClock> redis_clock;  ///< from the last exchange's TIME
+    std::size_t forget_shard = 0;           ///< the HybridOwnPushes shard it forgets next
   };
   /// What one decision needs of a policy, copied under the lock.
   struct Call {
@@ -162,11 +171,6 @@ class RedisStore final : public LimitStore {
   /// Requests the local store counts for other replicas under `local_share` in hybrid mode.
   [[nodiscard]] std::uint32_t held_for_share(std::uint32_t limit) const;
   void arm_sync(Slot& slot);
-  /// EVALSHA of `script` on `keys` (one hash slot) with `args` through `slot`'s router; a
-  /// NOSCRIPT reply is sent again as EVAL.
-  void execute_script(Slot& slot, const RedisScript& script, std::vector<std::string> keys,
-                      std::vector<std::string> args, RedisRouter::Handler handler,
-                      bool eval = false);
   /// One thread's exchange in flight: its groups still to answer, and how it went.
   struct Exchange {
     core::TimePoint started;
@@ -178,9 +182,24 @@ class RedisStore final : public LimitStore {
     std::uint16_t hash_slot = 0;
     std::string redis_key;
   };
-  /// One script call of an exchange: the keys of one policy (and hash slot).
-  void send_group(Slot& slot, const std::shared_ptr<Exchange>& exchange, std::uint32_t width_ms,
-                  std::uint32_t buckets, std::vector<SyncKey> group);
+  /// One group of an exchange in flight: the keys of one policy (and hash slot), the replies
+  /// to their pushes and reads as they come.
+  struct GroupExchange {
+    std::int64_t bucket = 0;     ///< the start of the bucket pushed into (Redis' clock)
+    std::int64_t live_from = 0;  ///< the oldest live bucket's start
+    std::vector<SyncKey> keys;
+    std::vector<RedisOutcome> pushes;  ///< HINCRBY replies (keys with a delta)
+    std::vector<RedisOutcome> fleets;  ///< HGETALL replies
+    std::size_t left = 0;              ///< replies still to come
+  };
+  /// Sends one group's commands: per key HINCRBY (with a delta), PEXPIRE (first push into a
+  /// bucket), HGETALL.
+  void send_group(Slot& slot, const std::shared_ptr<Exchange>& exchange, HybridShape shape,
+                  RedisClock clock, std::vector<SyncKey> group);
+  /// A group's replies are all in: own pushes noted, each key's others' count to the journal.
+  void finish_group(Slot& slot, const std::shared_ptr<Exchange>& exchange, GroupExchange& group);
+  /// One group (or the TIME that failed) is done; the last one ends the exchange.
+  void finish_exchange(Slot& slot, const std::shared_ptr<Exchange>& exchange);
   /// One exchange of `slot`'s journal with Redis.
   void sync(Slot& slot);
   [[nodiscard]] bool hybrid() const noexcept { return options_.mode == Mode::kHybrid; }
@@ -192,6 +211,7 @@ class RedisStore final : public LimitStore {
   std::shared_ptr<spdlog::logger> log_;
   const std::string replica_id_;
   MemoryStore fallback_store_;
+  HybridOwnPushes own_pushes_;  ///< hybrid: what this replica pushed, per key and bucket
 
   std::vector<std::unique_ptr<Slot>> slots_;  ///< fixed once the threads run
 

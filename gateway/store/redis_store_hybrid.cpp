@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // RedisStore under `store.mode: "hybrid"` (docs/distributed.md, "Hybrid mode"): every decision
 // is local, in the embedded store at the full limit less what the other replicas hold for the
-// key, and each thread exchanges its journal with Redis every `sync / 2`: per key it pushes the
-// requests it admitted and reads back the others' count (hybrid_sync_script), one EVALSHA per
-// key, all written as one pipelined batch. A failed exchange puts the thread under `on_error`
-// until one succeeds; what it admitted meanwhile is pushed with the next batch. The rest of the
-// store: redis_store.cpp.
+// key, and each thread exchanges its journal with Redis every `sync / 2`. An exchange is plain
+// commands, no script (docs/decisions/0029-hybrid-exchange-in-plain-commands.md): Redis TIME,
+// then per key HINCRBY of the requests admitted into the current bucket's field, PEXPIRE at the
+// replica's first push into a bucket, and HGETALL of the key's buckets; the others' count is
+// the fleet's live buckets less what this replica pushed into them (HybridOwnPushes). A failed
+// exchange puts the thread under `on_error` until one succeeds; what it admitted meanwhile is
+// pushed with the next batch. The rest of the store: redis_store.cpp.
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <limits>
@@ -13,9 +15,9 @@
 #include <tuple>
 #include <utility>
 
+#include "gateway/store/hybrid_fleet_count.hpp"
 #include "gateway/store/redis_cluster_map.hpp"
 #include "gateway/store/redis_codec.hpp"
-#include "gateway/store/redis_scripts.hpp"
 #include "gateway/store/redis_store.hpp"
 
 namespace sluice::store {
@@ -24,51 +26,32 @@ namespace {
 using std::chrono::milliseconds;
 
 constexpr core::Duration kForgetEvery = std::chrono::seconds(1);
-constexpr std::string_view kSyncSuffix = ":sync";
-/// Keys per script call: a call blocks Redis while it runs (a few µs per key).
+constexpr std::string_view kFleetSuffix = ":fleet";
+/// Keys per group: a group's commands are formatted in one event-loop turn.
 constexpr std::size_t kKeysPerCall = 128;
 
-/// The other replicas' count of the first key of a sync script's reply, or nullopt for
-/// anything else.
-std::optional<std::uint32_t> others_from(const RedisOutcome& outcome) {
+/// Redis' clock in ms from a TIME reply, or nullopt for anything else.
+std::optional<std::int64_t> redis_ms_from(const RedisOutcome& outcome) {
   if (outcome.status != RedisStatus::kOk || outcome.reply.type != RedisReply::Type::kArray ||
-      outcome.reply.elements.empty()) {
+      outcome.reply.elements.size() != 2) {
     return std::nullopt;
   }
-  const RedisReply& first = outcome.reply.elements.front();
-  if (first.type != RedisReply::Type::kInteger || first.integer < 0) {
+  try {
+    return std::stoll(outcome.reply.elements[0].text) * 1000 +
+           std::stoll(outcome.reply.elements[1].text) / 1000;
+  } catch (const std::exception&) {
     return std::nullopt;
   }
+}
+
+/// The others' count: the fleet's live requests less this replica's own, never below zero.
+std::uint32_t others_of(std::uint64_t fleet, std::uint64_t own) {
+  const std::uint64_t others = fleet > own ? fleet - own : 0;
   return static_cast<std::uint32_t>(
-      std::min<std::int64_t>(first.integer, std::numeric_limits<std::uint32_t>::max()));
+      std::min<std::uint64_t>(others, std::numeric_limits<std::uint32_t>::max()));
 }
 
 }  // namespace
-
-void RedisStore::execute_script(Slot& slot, const RedisScript& script,
-                                std::vector<std::string> keys, std::vector<std::string> args,
-                                RedisRouter::Handler handler, bool eval) {
-  const std::string numkeys = std::to_string(keys.size());
-  std::vector<std::string_view> parts{
-      eval ? "EVAL" : "EVALSHA", eval ? script.source : std::string_view(script.sha1), numkeys};
-  parts.insert(parts.end(), keys.begin(), keys.end());
-  parts.insert(parts.end(), args.begin(), args.end());
-  std::string command = format_command(parts);
-  const std::string route = keys.front();  // every key of one call is in one hash slot
-  slot.router->execute(
-      route, std::move(command),
-      [this, &slot, &script, keys = std::move(keys), args = std::move(args),
-       handler = std::move(handler), eval](RedisOutcome outcome) mutable {
-        if (!eval && outcome.status == RedisStatus::kOk && outcome.reply.is_error() &&
-            outcome.reply.text.starts_with("NOSCRIPT")) {
-          // A flushed script cache: EVAL sends the script and caches it again.
-          execute_script(slot, script, std::move(keys), std::move(args), std::move(handler),
-                         /*eval=*/true);
-          return;
-        }
-        handler(std::move(outcome));
-      });
-}
 
 limiter::LimitDecision RedisStore::hybrid_decide(StoreSlot store_slot, PolicyId policy,
                                                  std::string_view key) {
@@ -96,22 +79,34 @@ limiter::LimitDecision RedisStore::hybrid_decide(StoreSlot store_slot, PolicyId 
 void RedisStore::hybrid_inspect(Slot* slot, PolicyId policy, std::string_view key,
                                 InspectCompletion completion) {
   const Call call = prepare(policy, key, slot);
-  if (!call.live) {
-    std::move(completion).post(limiter::KeyState{});
+  if (!call.live || !slot->hash) {
+    std::move(completion).post(fallback_store_.inspect_now(call.fallback, key));
     return;
   }
-  // The own count is local; the others' is read from Redis now (pushing nothing).
-  std::string redis_key = call.redis_key + std::string(kSyncSuffix);
-  const std::uint32_t width_ms = call.window_ms / std::max<std::uint32_t>(1, call.buckets);
+  // The own count is local; the others' is read from Redis now (pushing nothing): TIME and
+  // HGETALL go to one connection, so they are answered in order.
+  std::string redis_key = call.redis_key + std::string(kFleetSuffix);
+  const HybridShape shape{call.window_ms / std::max<std::uint32_t>(1, call.buckets), call.buckets};
+  const JournalKey journal_key{policy.index, (*slot->hash)(key)};
+  auto redis_now = std::make_shared<std::optional<std::int64_t>>();
+  slot->router->execute(
+      redis_key, format_command({"TIME"}),
+      [redis_now](const RedisOutcome& outcome) { *redis_now = redis_ms_from(outcome); });
   auto shared = std::make_shared<InspectCompletion>(std::move(completion));
-  execute_script(*slot, hybrid_sync_script(), {std::move(redis_key)},
-                 {replica_id_, std::to_string(width_ms), std::to_string(call.buckets), "0"},
-                 [this, call, shared, key = std::string(key)](const RedisOutcome& outcome) {
-                   limiter::KeyState state = fallback_store_.inspect_now(call.fallback, key);
-                   state.count += others_from(outcome).value_or(0);
-                   state.remaining = state.count < state.limit ? state.limit - state.count : 0;
-                   std::move(*shared).post(state);
-                 });
+  slot->router->execute(
+      redis_key, format_command({"HGETALL", redis_key}),
+      [this, call, shape, journal_key, redis_now, shared,
+       key = std::string(key)](const RedisOutcome& outcome) {
+        limiter::KeyState state = fallback_store_.inspect_now(call.fallback, key);
+        if (*redis_now && outcome.status == RedisStatus::kOk) {
+          const std::int64_t live_from = shape.live_from(**redis_now);
+          if (const auto fleet = read_fleet_count(outcome.reply, live_from)) {
+            state.count += others_of(fleet->live, own_pushes_.live(journal_key, live_from));
+          }
+        }
+        state.remaining = state.count < state.limit ? state.limit - state.count : 0;
+        std::move(*shared).post(state);
+      });
 }
 
 void RedisStore::arm_sync(Slot& slot) {
@@ -151,6 +146,13 @@ void RedisStore::sync(Slot& slot) {
     // key starts from it rather than from nothing.
     slot.last_forget = now;
     slot.journal.forget_idle(now, keep_for);
+    if (slot.redis_clock) {
+      // Own pushes older than the longest window count for no key: one shard per second each.
+      const auto since =
+          std::chrono::duration_cast<milliseconds>(now - slot.redis_clock->read_at).count();
+      const auto keep_ms = std::chrono::duration_cast<milliseconds>(keep_for).count();
+      own_pushes_.forget(slot.forget_shard++, slot.redis_clock->redis_ms + since - keep_ms);
+    }
   }
   if (slot.syncing || slot.journal.queued() == 0) {
     return;  // one exchange at a time per thread; a slow one delays the next
@@ -178,7 +180,7 @@ void RedisStore::sync(Slot& slot) {
       continue;
     }
     std::string redis_key =
-        window_key(targets[item.key.policy].name, item.key.hash) + std::string(kSyncSuffix);
+        window_key(targets[item.key.policy].name, item.key.hash) + std::string(kFleetSuffix);
     const std::uint16_t hash_slot = cluster ? cluster_slot(redis_key) : 0;
     keys.push_back({item, hash_slot, std::move(redis_key)});
   }
@@ -199,69 +201,165 @@ void RedisStore::sync(Slot& slot) {
   }
   auto exchange = std::make_shared<Exchange>(Exchange{now, groups.size(), Outcome::kOk});
   slot.syncing = true;
-  for (auto& group : groups) {
-    const Target& target = targets[group.front().item.key.policy];
-    boost::asio::post(slot.sync_timer->get_executor(),
-                      [this, &slot, exchange, width = target.width_ms, buckets = target.buckets,
-                       group = std::move(group)]() mutable {
-                        send_group(slot, exchange, width, buckets, std::move(group));
-                      });
-  }
+  // Buckets are named on Redis' clock: TIME first, then the groups, each on its own event-loop
+  // turn so requests interleave with a large batch's formatting.
+  auto all = std::make_shared<std::vector<std::vector<SyncKey>>>(std::move(groups));
+  slot.router->execute(
+      all->front().front().redis_key, format_command({"TIME"}),
+      [this, &slot, exchange, all, targets = std::move(targets)](const RedisOutcome& outcome) {
+        const std::optional<std::int64_t> redis_ms = redis_ms_from(outcome);
+        if (!redis_ms) {
+          // Nothing was pushed: every key's requests go with the next batch.
+          for (const auto& group : *all) {
+            for (const SyncKey& key : group) {
+              slot.journal.complete(key.item, std::nullopt, /*resend=*/true);
+            }
+          }
+          exchange->worst =
+              outcome.status == RedisStatus::kTimeout ? Outcome::kTimeout : Outcome::kError;
+          exchange->left = 1;
+          finish_exchange(slot, exchange);
+          return;
+        }
+        const RedisClock clock{*redis_ms, clock_.now()};
+        slot.redis_clock = clock;
+        for (auto& group : *all) {
+          const Target& target = targets[group.front().item.key.policy];
+          const HybridShape shape{target.width_ms, target.buckets};
+          boost::asio::post(slot.sync_timer->get_executor(), [this, &slot, exchange, shape, clock,
+                                                              group = std::move(group)]() mutable {
+            send_group(slot, exchange, shape, clock, std::move(group));
+          });
+        }
+      });
 }
 
 void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchange,
-                            std::uint32_t width_ms, std::uint32_t buckets,
-                            std::vector<SyncKey> group) {
-  std::vector<std::string> keys;
-  std::vector<std::string> args{replica_id_, std::to_string(width_ms), std::to_string(buckets)};
-  std::vector<SyncItem> items;
-  keys.reserve(group.size());
-  args.reserve(3 + group.size());
-  items.reserve(group.size());
-  for (SyncKey& key : group) {
-    keys.push_back(std::move(key.redis_key));
-    args.push_back(std::to_string(key.item.delta));
-    items.push_back(key.item);
+                            HybridShape shape, RedisClock clock, std::vector<SyncKey> group) {
+  const auto since = std::chrono::duration_cast<milliseconds>(clock_.now() - clock.read_at);
+  const std::int64_t now_ms = clock.redis_ms + since.count();
+  const std::int64_t bucket = shape.bucket_start(now_ms);
+  const std::int64_t live_from = shape.live_from(now_ms);
+  const std::string field = std::to_string(bucket);
+  const std::int64_t window = shape.window_ms();
+  const std::string ttl = std::to_string(HybridOwnPushes::kExpiryWindows * window +
+                                         std::max<std::int64_t>(shape.width_ms, 1));
+  auto state = std::make_shared<GroupExchange>();
+  state->bucket = bucket;
+  state->live_from = live_from;
+  state->keys = std::move(group);
+  state->pushes.resize(state->keys.size());
+  state->fleets.resize(state->keys.size());
+  for (const SyncKey& key : state->keys) {
+    state->left += key.item.delta > 0 ? 2 : 1;
   }
-  execute_script(
-      slot, hybrid_sync_script(), std::move(keys), std::move(args),
-      [this, &slot, exchange, items = std::move(items)](const RedisOutcome& outcome) {
-        const bool ok = outcome.status == RedisStatus::kOk &&
-                        outcome.reply.type == RedisReply::Type::kArray &&
-                        outcome.reply.elements.size() == items.size();
-        Outcome result = Outcome::kOk;
-        if (!ok) {
-          result = outcome.status == RedisStatus::kTimeout ? Outcome::kTimeout : Outcome::kError;
-          if (outcome.status == RedisStatus::kOk) {
-            log_->warn("redis sync script error: {}",
-                       outcome.reply.is_error() ? outcome.reply.text : "unexpected reply");
-          }
-        }
-        for (std::size_t i = 0; i < items.size(); ++i) {
-          const RedisReply& r = ok ? outcome.reply.elements[i] : outcome.reply;
-          const auto others = ok && r.type == RedisReply::Type::kInteger && r.integer >= 0
-                                  ? std::optional(static_cast<std::uint32_t>(std::min<std::int64_t>(
-                                        r.integer, std::numeric_limits<std::uint32_t>::max())))
-                                  : std::nullopt;
-          // A timed-out push may still run in Redis: only one that cannot have run is resent.
-          slot.journal.complete(items[i], others, !ok && result == Outcome::kError);
-        }
-        if (observer_.operation) {
-          observer_.operation(result);
-        }
-        if (result != Outcome::kOk) {
-          exchange->worst = result;
-        }
-        if (--exchange->left > 0) {
-          return;
-        }
-        slot.syncing = false;
-        if (observer_.sync) {
-          const std::chrono::duration<double> took = clock_.now() - exchange->started;
-          observer_.sync(took.count(), exchange->worst == Outcome::kOk);
-        }
-        set_failing(slot.failing, exchange->worst);
-      });
+  const auto answered = [this, &slot, exchange, state] {
+    if (--state->left == 0) {
+      finish_group(slot, exchange, *state);
+    }
+  };
+  for (std::size_t i = 0; i < state->keys.size(); ++i) {
+    const SyncKey& key = state->keys[i];
+    const std::string& redis_key = key.redis_key;
+    if (key.item.delta > 0) {
+      const bool expire = own_pushes_.needs_expiry(key.item.key, now_ms, window);
+      slot.router->execute(
+          redis_key, format_command({"HINCRBY", redis_key, field, std::to_string(key.item.delta)}),
+          [state, i, answered](RedisOutcome outcome) {
+            state->pushes[i] = std::move(outcome);
+            answered();
+          });
+      if (expire) {
+        // Set at most once a window per replica and key, two windows and a bucket long: the
+        // hash outlives every push by at least a window and a bucket. One that failed is sent
+        // again with the next push.
+        slot.router->execute(redis_key, format_command({"PEXPIRE", redis_key, ttl}),
+                             [this, key = key.item.key, now_ms](const RedisOutcome& outcome) {
+                               if (outcome.status == RedisStatus::kOk &&
+                                   outcome.reply.type == RedisReply::Type::kInteger) {
+                                 own_pushes_.expiry_set(key, now_ms);
+                               }
+                             });
+      }
+    }
+    slot.router->execute(redis_key, format_command({"HGETALL", redis_key}),
+                         [state, i, answered](RedisOutcome outcome) {
+                           state->fleets[i] = std::move(outcome);
+                           answered();
+                         });
+  }
+}
+
+void RedisStore::finish_group(Slot& slot, const std::shared_ptr<Exchange>& exchange,
+                              GroupExchange& group) {
+  Outcome result = Outcome::kOk;
+  const auto worse = [&result](const RedisOutcome& outcome) {
+    if (outcome.status == RedisStatus::kTimeout) {
+      result = Outcome::kTimeout;
+    } else if (result == Outcome::kOk) {
+      result = Outcome::kError;
+    }
+  };
+  for (std::size_t i = 0; i < group.keys.size(); ++i) {
+    const SyncKey& key = group.keys[i];
+    const RedisOutcome& push = group.pushes[i];
+    const bool pushed = key.item.delta == 0 || (push.status == RedisStatus::kOk &&
+                                                push.reply.type == RedisReply::Type::kInteger);
+    if (!pushed) {
+      if (push.status == RedisStatus::kOk) {
+        log_->warn("redis sync push error: {}",
+                   push.reply.is_error() ? push.reply.text : "unexpected reply");
+      }
+      worse(push);
+      // A timed-out push may still run in Redis: only one that cannot have run is resent (and
+      // one that may have run is not counted as this replica's: the others' count errs high).
+      slot.journal.complete(key.item, std::nullopt, push.status != RedisStatus::kTimeout);
+      continue;
+    }
+    own_pushes_.add(key.item.key, group.bucket, key.item.delta, group.live_from);
+    const RedisOutcome& read = group.fleets[i];
+    std::optional<FleetCount> fleet;
+    if (read.status == RedisStatus::kOk) {
+      fleet = read_fleet_count(read.reply, group.live_from);
+      if (!fleet) {
+        log_->warn("redis sync read error: {}",
+                   read.reply.is_error() ? read.reply.text : "unexpected reply");
+      }
+    }
+    if (!fleet) {
+      worse(read);
+      slot.journal.complete(key.item, std::nullopt);
+      continue;
+    }
+    slot.journal.complete(key.item,
+                          others_of(fleet->live, own_pushes_.live(key.item.key, group.live_from)));
+    if (!fleet->dead.empty()) {
+      // Buckets that left the window: gone from the hash, so a key pushed for a long time keeps
+      // one window of fields. Whichever replica sees them first deletes them.
+      std::vector<std::string_view> command{"HDEL", key.redis_key};
+      command.insert(command.end(), fleet->dead.begin(), fleet->dead.end());
+      slot.router->execute(key.redis_key, format_command(command), [](const RedisOutcome&) {});
+    }
+  }
+  if (observer_.operation) {
+    observer_.operation(result);
+  }
+  if (result != Outcome::kOk) {
+    exchange->worst = result;
+  }
+  finish_exchange(slot, exchange);
+}
+
+void RedisStore::finish_exchange(Slot& slot, const std::shared_ptr<Exchange>& exchange) {
+  if (--exchange->left > 0) {
+    return;
+  }
+  slot.syncing = false;
+  if (observer_.sync) {
+    const std::chrono::duration<double> took = clock_.now() - exchange->started;
+    observer_.sync(took.count(), exchange->worst == Outcome::kOk);
+  }
+  set_failing(slot.failing, exchange->worst);
 }
 
 }  // namespace sluice::store

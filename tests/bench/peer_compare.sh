@@ -670,11 +670,12 @@ throughput_phase() {
       backend_alive || break 2
       [[ -z ${TARGET_DEAD[$t]:-} ]] || continue
       if [[ $t == sluice-redis || $t == sluice-hybrid ]]; then
-        local calls0 calls1
-        calls0=$(evalsha_calls)
+        local calls0 calls1 cpu0 cpu1
+        calls0=$(redis_calls) cpu0=$(redis_cpu_ticks)
         measure "$variant" "$t" "$round"
-        calls1=$(evalsha_calls)
+        calls1=$(redis_calls) cpu1=$(redis_cpu_ticks)
         REDIS_CALLS[$t]=$((${REDIS_CALLS[$t]:-0} + calls1 - calls0))
+        REDIS_TICKS[$t]=$((${REDIS_TICKS[$t]:-0} + cpu1 - cpu0))
         REDIS_REQUESTS[$t]=$((${REDIS_REQUESTS[$t]:-0} + $(tail -n 1 "$OUT_DIR/raw.tsv" | cut -f7)))
       else
         measure "$variant" "$t" "$round"
@@ -787,18 +788,25 @@ start_redis() {
     command -v "$tool" >/dev/null || die "$tool is missing (apt package redis-server: dev.sh deps)"
   done
   REDIS_PORT=$(free_port) REDIS_SHA=""
-  declare -gA REDIS_CALLS=() REDIS_REQUESTS=()
+  declare -gA REDIS_CALLS=() REDIS_REQUESTS=() REDIS_TICKS=()
   pin_cmd "$cpus"
   spawn redis "${PIN[@]}" redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' \
     --appendonly no
   wait_for_line redis "$SPAWNED_PID" 'Ready to accept connections' || die "redis did not start"
+  REDIS_PID=$SPAWNED_PID
   log "redis-server${cpus:+ (cpu $cpus)} on port $REDIS_PORT"
 }
 
-# evalsha_calls: how many EVALSHA the redis-server has run so far.
-evalsha_calls() {
-  redis-cli -p "$REDIS_PORT" INFO commandstats |
-    sed -nE 's/^cmdstat_evalsha:calls=([0-9]+).*/\1/p' | tr -d '\r' | grep . || echo 0
+# redis_calls: how many commands the redis-server has run so far (every kind: EVALSHA in exact
+# mode; TIME, HINCRBY, PEXPIRE, HGETALL and HDEL in hybrid mode).
+redis_calls() {
+  redis-cli -p "$REDIS_PORT" INFO commandstats | tr -d '\r' |
+    awk -F'[=,]' '/^cmdstat_/ { n += $2 } END { print n + 0 }'
+}
+
+# redis_cpu_ticks: the redis-server's CPU time so far, in clock ticks (user + system).
+redis_cpu_ticks() {
+  awk '{ print $14 + $15 }' "/proc/$REDIS_PID/stat" 2>/dev/null || echo 0
 }
 
 # redis_figures CPUS: Redis commands per proxied request over the measured rounds, and the
@@ -810,8 +818,14 @@ redis_figures() {
     if ((requests > 0)); then
       per_request=$(awk -v c="$calls" -v r="$requests" 'BEGIN { printf "%.3f", c / r }')
     fi
-    meta "redis.commands_per_request.$t" "$per_request ($calls EVALSHA for $requests requests)"
-    log "redis: $t: $per_request EVALSHA per request"
+    local ticks=${REDIS_TICKS[$t]:-0} cpu_us="n/a"
+    if ((requests > 0)); then
+      cpu_us=$(awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" -v r="$requests" \
+        'BEGIN { printf "%.1f", t * 1e6 / hz / r }')
+    fi
+    meta "redis.commands_per_request.$t" "$per_request ($calls commands for $requests requests)"
+    meta "redis.cpu_us_per_request.$t" "$cpu_us"
+    log "redis: $t: $per_request commands and $cpu_us µs of redis-server CPU per request"
   done
   if [[ -n $REDIS_SHA ]]; then
     pin_cmd "$cpus"

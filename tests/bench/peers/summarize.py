@@ -666,6 +666,9 @@ def redis_lines(targets: dict, meta: dict) -> list:
         if per_request:
             lines.append(f"Redis commands per proxied request, {name} (INFO commandstats, "
                          f"measured rounds): {per_request}.")
+        cpu_us = meta.get(f"redis.cpu_us_per_request.{name}")
+        if cpu_us:
+            lines.append(f"redis-server CPU per proxied request, {name}: {cpu_us} µs.")
     ceiling = meta.get("redis.ceiling.redis-benchmark")
     if ceiling:
         lines.append(f"Ceiling, redis-benchmark running the same EVALSHA directly: {ceiling}.")

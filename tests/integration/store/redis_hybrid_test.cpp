@@ -9,12 +9,15 @@
 #include <chrono>
 #include <cstdint>
 #include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "gateway/store/redis_codec.hpp"
-#include "gateway/store/redis_scripts.hpp"
 #include "tests/support/admin_client.hpp"
 #include "tests/support/demo_backend.hpp"
 #include "tests/support/http_client.hpp"
@@ -46,16 +49,41 @@ class RedisHybridTest : public ::testing::Test {
     return c;
   }
 
-  /// The requests all replicas pushed for user `key` of policy "p" (its window's running
-  /// total in Redis), or -1 before the hash key exists.
-  long long pushed_for(const std::string& key) const {
+  /// The hash of user `key` of policy "p": its fields (bucket starts) and counts, or nullopt
+  /// before the hash key exists.
+  std::optional<std::map<std::int64_t, long long>> fleet_of(const std::string& key) const {
     const auto hash = store::hash_from_hex(redis.command({"GET", "sluice:hash-key"}));
     if (!hash) {
+      return std::nullopt;
+    }
+    // HGETALL renders as "FIELD,VALUE,FIELD,VALUE..." (empty for no hash).
+    const std::string all =
+        redis.command({"HGETALL", store::window_key("p", (*hash)(key)) + ":fleet"});
+    std::map<std::int64_t, long long> buckets;
+    std::stringstream in(all);
+    std::string field;
+    std::string value;
+    while (std::getline(in, field, ',') && std::getline(in, value, ',')) {
+      buckets[std::stoll(field)] = std::stoll(value);
+    }
+    return buckets;
+  }
+  /// The requests all replicas pushed for user `key` of policy "p" (every bucket of its
+  /// hash), or -1 before the hash key exists.
+  long long pushed_for(const std::string& key) const {
+    const auto buckets = fleet_of(key);
+    if (!buckets) {
       return -1;
     }
-    const std::string total =
-        redis.command({"HGET", store::window_key("p", (*hash)(key)) + ":sync", "@t"});
-    return total == "(nil)" ? 0 : std::stoll(total);
+    long long sum = 0;
+    for (const auto& [start, count] : *buckets) {
+      sum += count;
+    }
+    return sum;
+  }
+  std::string fleet_key_of(const std::string& key) const {
+    const auto hash = store::hash_from_hex(redis.command({"GET", "sluice:hash-key"}));
+    return hash ? store::window_key("p", (*hash)(key)) + ":fleet" : std::string();
   }
 };
 
@@ -80,12 +108,35 @@ TEST_F(RedisHybridTest, TheOtherReplicasCountsComeBackWithTheNextExchange) {
   const auto state = admin.get("/admin/limits/p/keys/alice").body;
   EXPECT_GE(state["count"], 5);
   EXPECT_EQ(state["remaining"], 0);
-  // Redis holds the windows under hashed keys and replica fields, never the credential.
+  // Redis holds the windows under hashed keys and bucket fields, never the credential.
   const std::string keys = redis.command({"KEYS", "sluice:*"});
   EXPECT_EQ(keys.find("alice"), std::string::npos) << keys;
   const Scrape s = scrape_metrics(a);
   EXPECT_GT(s.sum("sluice_store_sync_seconds_count", {{"store", "redis"}}), 0);
   EXPECT_EQ(s.sum("sluice_store_sync_errors_total", {{"store", "redis"}}), 0);
+}
+
+TEST_F(RedisHybridTest, AReplicasThreadsNeverTakeEachOthersPushesForOtherReplicas) {
+  // One replica, two worker threads, several connections (so both threads decide on the same
+  // key and push it): what one thread pushed is the replica's own, counted once by its local
+  // store, never again as "others". Paced past each exchange, all of the limit is admitted.
+  constexpr int kLimit = 20;
+  SluiceProcess a(config(kLimit));
+  std::vector<std::unique_ptr<HttpClient>> clients;
+  for (int i = 0; i < 4; ++i) {
+    clients.push_back(std::make_unique<HttpClient>(a.proxy_port()));
+  }
+  wait_until_using_redis(a, *clients.front());
+  int admitted = 0;
+  for (int i = 0; i < kLimit; ++i) {
+    admitted += status_for(*clients[static_cast<std::size_t>(i) % clients.size()], "lena") == 200U;
+    std::this_thread::sleep_for(milliseconds(kSyncMs * 3 / 4));  // an exchange in between
+  }
+  EXPECT_EQ(admitted, kLimit);
+  EXPECT_EQ(pushed_for("lena"), kLimit);
+  for (auto& client : clients) {
+    EXPECT_EQ(status_for(*client, "lena"), 429U);
+  }
 }
 
 TEST_F(RedisHybridTest, TwoReplicasUnderPacedLoadStayWithinTheStatedBound) {
@@ -180,42 +231,42 @@ TEST_F(RedisHybridTest, WhatAReplicaAdmitsDuringAnOutageReachesRedisAfterwards) 
   EXPECT_EQ(pushed_for("judy"), 8);  // and once only
 }
 
-TEST_F(RedisHybridTest, TheSyncScriptCountsOtherReplicasInTheWindowOnly) {
-  const auto& script = store::hybrid_sync_script();
-  ASSERT_EQ(redis.command({"SCRIPT", "LOAD", std::string(script.source)}), script.sha1);
-  // One call: the keys of one policy (so one shape), one delta each, one count back each.
-  const auto sync = [&](const std::vector<std::string>& keys, const std::string& replica,
-                        const std::vector<int>& deltas, int width_ms, int buckets) {
-    std::vector<std::string> command{"EVALSHA", script.sha1, std::to_string(keys.size())};
-    command.insert(command.end(), keys.begin(), keys.end());
-    command.insert(command.end(), {replica, std::to_string(width_ms), std::to_string(buckets)});
-    for (const int delta : deltas) {
-      command.push_back(std::to_string(delta));
-    }
-    return redis.command(command);
-  };
-  EXPECT_EQ(sync({"{t:a}:sync"}, "r1", {3}, 1000, 10), "0");  // its own count is not "others"
-  EXPECT_EQ(sync({"{t:a}:sync"}, "r2", {2}, 1000, 10), "3");
-  EXPECT_EQ(sync({"{t:a}:sync"}, "r1", {0}, 1000, 10), "2");
-  EXPECT_EQ(sync({"{t:a}:sync", "{t:c}:sync"}, "r3", {0, 6}, 1000, 10), "5,0");
-  EXPECT_EQ(sync({"{t:c}:sync", "{t:a}:sync"}, "r1", {0, 0}, 1000, 10), "6,2");
-  // The hash expires one window plus one bucket after its last push.
-  const long long ttl = std::stoll(redis.command({"PTTL", "{t:a}:sync"}));
+TEST_F(RedisHybridTest, TheFleetHashHoldsACountPerBucketOnRedisClockAndDropsTheOnesThatLeft) {
+  // A 2 s window of four 500 ms buckets (docs/distributed.md, "Hybrid mode": the layout).
+  json c = redis_gateway_config(backend.endpoint(), redis.port(), 100, "local", 2000, 4);
+  c["store"]["mode"] = "hybrid";
+  c["store"]["sync_ms"] = kSyncMs;
+  SluiceProcess a(c);
+  HttpClient client(a.proxy_port());
+  wait_until_using_redis(a, client);
+  const std::int64_t before = redis.time_ms();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(status_for(client, "kate"), 200U);
+  }
+  const auto pushed =
+      wait_until("kate's requests to reach Redis", [&] { return pushed_for("kate") == 3; });
+  ASSERT_TRUE(pushed) << pushed.message() << " pushed " << pushed_for("kate");
+  const auto first = fleet_of("kate");
+  ASSERT_TRUE(first);
+  for (const auto& [start, count] : *first) {
+    EXPECT_EQ(start % 500, 0) << start;  // a bucket's start on Redis' clock
+    EXPECT_GE(start, before - before % 500);
+    EXPECT_LE(start, redis.time_ms());
+  }
+  // A TTL of two windows and a bucket, set at the first push.
+  const long long ttl = std::stoll(redis.command({"PTTL", fleet_key_of("kate")}));
   EXPECT_GT(ttl, 0);
-  EXPECT_LE(ttl, 11000);
-  // A re-tuned policy carries the live totals into the current bucket of the new shape.
-  EXPECT_EQ(sync({"{t:a}:sync"}, "r4", {0}, 500, 20), "5");
-  // The replica that re-tuned keeps its own total; the others' restart at zero, so until their
-  // counts leave, r1 sees its own 3 among the others' (errs toward denying).
-  EXPECT_EQ(sync({"{t:a}:sync"}, "r1", {0}, 500, 20), "5");
-  // Counts leave with their bucket, and a hash whose counts all left is gone: a 1 ms-wide bucket
-  // of a 2-bucket window is out 2 ms after it started.
-  EXPECT_EQ(sync({"{t:b}:sync"}, "r4", {4}, 1, 2), "0");
-  EXPECT_EQ(sync({"{t:b}:sync"}, "r5", {0}, 1, 2), "4");
-  const std::int64_t written = redis.time_ms();
-  ASSERT_TRUE(wait_for_redis_clock(redis, written + 5));
-  EXPECT_EQ(sync({"{t:b}:sync"}, "r5", {0}, 1, 2), "0");
-  EXPECT_EQ(redis.command({"EXISTS", "{t:b}:sync"}), "0");
+  EXPECT_LE(ttl, 2 * 2000 + 500);
+  // Once the window has passed, the next exchange deletes the buckets that left it, and the
+  // hash holds the new request alone.
+  const std::int64_t last = first->rbegin()->first;
+  ASSERT_TRUE(wait_for_redis_clock(redis, last + 2000 + 10));
+  EXPECT_EQ(status_for(client, "kate"), 200U);
+  const auto dropped = wait_until("the old buckets to be deleted", [&] {
+    const auto now = fleet_of("kate");
+    return now && now->size() == 1 && now->begin()->first > last && now->begin()->second == 1;
+  });
+  EXPECT_TRUE(dropped) << dropped.message();
 }
 
 }  // namespace
