@@ -54,9 +54,32 @@ std::optional<FleetCount> read_fleet_count(const RedisReply& reply, std::int64_t
       count.dead.push_back(field.text);
     } else if (*n > 0) {
       count.live += static_cast<std::uint64_t>(*n);
+      count.buckets.push_back({*start, static_cast<std::uint64_t>(*n)});
     }
   }
   return count;
+}
+
+std::optional<std::vector<std::uint64_t>> read_bucket_counts(const RedisReply& reply,
+                                                             std::size_t fields) {
+  if (reply.type != RedisReply::Type::kArray || reply.elements.size() != fields) {
+    return std::nullopt;
+  }
+  std::vector<std::uint64_t> counts;
+  counts.reserve(fields);
+  for (const RedisReply& value : reply.elements) {
+    if (value.type == RedisReply::Type::kNil) {
+      counts.push_back(0);
+      continue;
+    }
+    const std::optional<std::int64_t> n =
+        value.type == RedisReply::Type::kString ? integer_of(value.text) : std::nullopt;
+    if (!n) {
+      return std::nullopt;
+    }
+    counts.push_back(*n > 0 ? static_cast<std::uint64_t>(*n) : 0);
+  }
+  return counts;
 }
 
 }  // namespace sluice::store

@@ -27,10 +27,17 @@ struct HybridShape {
   [[nodiscard]] std::int64_t window_ms() const noexcept;
 };
 
+/// One bucket of a key's hash: its start (Redis' clock) and all replicas' requests in it.
+struct FleetBucket {
+  std::int64_t start = 0;
+  std::uint64_t count = 0;
+};
+
 /// An HGETALL of a key's hash, read.
 struct FleetCount {
-  std::uint64_t live = 0;         ///< all replicas' requests in buckets still in the window
-  std::vector<std::string> dead;  ///< the fields of buckets that left it (to delete)
+  std::uint64_t live = 0;            ///< all replicas' requests in buckets still in the window
+  std::vector<FleetBucket> buckets;  ///< those buckets
+  std::vector<std::string> dead;     ///< the fields of buckets that left it (to delete)
 };
 
 /// Reads the reply to HGETALL (field: a bucket's start in ms, value: the fleet's count in it)
@@ -38,5 +45,10 @@ struct FleetCount {
 /// A field that does not name a bucket is left alone.
 [[nodiscard]] std::optional<FleetCount> read_fleet_count(const RedisReply& reply,
                                                          std::int64_t live_from);
+
+/// Reads the reply to HMGET of `fields` bucket fields: each one's count (0 for a bucket nobody
+/// pushed into), or nullopt for a reply that is not such an array.
+[[nodiscard]] std::optional<std::vector<std::uint64_t>> read_bucket_counts(const RedisReply& reply,
+                                                                           std::size_t fields);
 
 }  // namespace sluice::store

@@ -49,6 +49,21 @@ void RedisConnection::execute(const std::string& command, Handler handler) {
   send(command, std::move(handler), clock_.now() + options_.timeout);
 }
 
+void RedisConnection::execute_group(const std::string& commands, std::size_t count,
+                                    GroupHandler handler) {
+  if (state_ != State::kReady || count == 0) {
+    handler(state_ != State::kReady ? RedisStatus::kUnavailable : RedisStatus::kOk, {});
+    return;
+  }
+  Pending pending{.handler = nullptr,
+                  .deadline = clock_.now() + options_.timeout,
+                  .group = std::move(handler),
+                  .remaining = count,
+                  .replies = {}};
+  pending.replies.reserve(count);
+  enqueue(commands, std::move(pending));
+}
+
 void RedisConnection::connect() {
   state_ = State::kConnecting;
   const std::uint64_t generation = ++generation_;
@@ -136,9 +151,17 @@ void RedisConnection::on_connected() {
 }
 
 void RedisConnection::send(const std::string& command, Handler handler, core::TimePoint deadline) {
+  enqueue(command, Pending{.handler = std::move(handler),
+                           .deadline = deadline,
+                           .group = nullptr,
+                           .remaining = 1,
+                           .replies = {}});
+}
+
+void RedisConnection::enqueue(const std::string& bytes, Pending pending) {
   const bool was_idle = pending_.empty();
-  pending_.push_back(Pending{std::move(handler), deadline});
-  outbox_ += command;
+  pending_.push_back(std::move(pending));
+  outbox_ += bytes;
   // Cork: commands issued in the same turn of the event loop (one per session that is deciding
   // now) leave in one write, so a busy worker pays one syscall per batch, not per command.
   if (!flush_posted_ && !write_in_flight_) {
@@ -215,16 +238,27 @@ void RedisConnection::on_reply(RedisReply reply) {
     fail("a reply nobody asked for");
     return;
   }
-  Handler handler = std::move(pending_.front().handler);
+  Pending& front = pending_.front();
+  if (front.group) {
+    front.replies.push_back(std::move(reply));
+  }
+  if (--front.remaining > 0) {
+    return;
+  }
+  Handler handler = std::move(front.handler);
+  GroupHandler group = std::move(front.group);
+  std::vector<RedisReply> replies = std::move(front.replies);
   pending_.pop_front();
   if (handler) {
     handler(RedisOutcome{RedisStatus::kOk, std::move(reply)});
+  } else if (group) {
+    group(RedisStatus::kOk, std::move(replies));
   }
 }
 
 void RedisConnection::arm_timer() {
-  const auto first = std::find_if(pending_.begin(), pending_.end(),
-                                  [](const Pending& p) { return static_cast<bool>(p.handler); });
+  const auto first =
+      std::find_if(pending_.begin(), pending_.end(), [](const Pending& p) { return p.waiting(); });
   if (first == pending_.end()) {
     return;
   }
@@ -240,15 +274,22 @@ void RedisConnection::arm_timer() {
 void RedisConnection::on_timer() {
   const core::TimePoint now = clock_.now();
   std::vector<Handler> expired;
+  std::vector<GroupHandler> expired_groups;
   for (Pending& p : pending_) {
-    if (!p.handler) {
+    if (!p.waiting()) {
       continue;
     }
     if (p.deadline > now) {
       break;  // deadlines are in send order
     }
-    expired.push_back(std::move(p.handler));
-    p.handler = nullptr;
+    if (p.handler) {
+      expired.push_back(std::move(p.handler));
+      p.handler = nullptr;
+    } else {
+      expired_groups.push_back(std::move(p.group));
+      p.group = nullptr;
+      p.replies.clear();  // the rest of its replies are skipped as they come
+    }
   }
   // A Redis that answers nothing for long is as good as gone: reconnect rather than let the
   // queue of answered-by-timeout commands grow.
@@ -257,6 +298,9 @@ void RedisConnection::on_timer() {
   const std::uint64_t generation = generation_;
   for (Handler& handler : expired) {
     handler(RedisOutcome{RedisStatus::kTimeout, {}});
+  }
+  for (GroupHandler& group : expired_groups) {
+    group(RedisStatus::kTimeout, {});
   }
   if (generation != generation_) {
     return;
@@ -300,6 +344,8 @@ void RedisConnection::fail(const std::string& why, bool reconnect) {
   for (Pending& p : failed) {
     if (p.handler) {
       p.handler(RedisOutcome{RedisStatus::kUnavailable, {}});
+    } else if (p.group) {
+      p.group(RedisStatus::kUnavailable, {});
     }
   }
   if (was_ready && options_.on_down) {

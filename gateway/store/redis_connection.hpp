@@ -77,6 +77,13 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
   /// Sends `command` (RESP bytes, see format_command) and calls `handler` exactly once: with the
   /// reply, on timeout, or at once (inside this call) with kUnavailable when not ready.
   void execute(const std::string& command, Handler handler);
+  /// How a group of commands ended (execute_group): kOk with one reply per command, in order,
+  /// or kTimeout / kUnavailable with none.
+  using GroupHandler = std::function<void(RedisStatus, std::vector<RedisReply>)>;
+  /// Sends `count` commands, their RESP bytes concatenated in `commands`, pipelined as one
+  /// group with one deadline, and calls `handler` exactly once, as execute() does for one
+  /// command: one pending entry and one handler for the whole group.
+  void execute_group(const std::string& commands, std::size_t count, GroupHandler handler);
   /// Commands in flight (sent or queued, not yet answered by Redis).
   [[nodiscard]] std::size_t in_flight() const noexcept { return pending_.size(); }
 
@@ -85,11 +92,17 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
   struct Pending {
     Handler handler;  ///< empty once answered (by a timeout)
     core::TimePoint deadline;
+    GroupHandler group;               ///< instead of `handler` for a group; empty once answered
+    std::size_t remaining = 1;        ///< replies still to come (a timed-out group's are skipped)
+    std::vector<RedisReply> replies;  ///< a group's replies so far
+    [[nodiscard]] bool waiting() const noexcept { return handler || group; }
   };
 
   void connect();
   void on_connected();
   void send(const std::string& command, Handler handler, core::TimePoint deadline);
+  /// Queues `bytes` for the next write and `pending` for their replies.
+  void enqueue(const std::string& bytes, Pending pending);
   void write_some();
   void read_some();
   void on_reply(RedisReply reply);

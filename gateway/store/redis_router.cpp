@@ -209,6 +209,37 @@ void RedisRouter::execute(std::string_view key, std::string command, Handler han
   send(*nodes_[index], slot, std::move(command), std::move(handler), 0, /*asking=*/false);
 }
 
+void RedisRouter::execute_group(std::string_view key, const std::string& commands,
+                                std::size_t count, RedisConnection::GroupHandler handler) {
+  if (mode_ == Mode::kStandalone) {
+    seed_->execute_group(commands, count, std::move(handler));
+    return;
+  }
+  if (mode_ == Mode::kUnknown || closed_) {
+    handler(RedisStatus::kUnavailable, {});
+    return;
+  }
+  const std::uint16_t index = slots_[cluster_slot(key)];
+  if (index == kNoNode) {
+    refresh();
+    handler(RedisStatus::kUnavailable, {});
+    return;
+  }
+  nodes_[index]->connection->execute_group(
+      commands, count,
+      [self = shared_from_this(), handler = std::move(handler)](RedisStatus status,
+                                                                std::vector<RedisReply> replies) {
+        const bool moved = std::any_of(replies.begin(), replies.end(), [](const RedisReply& r) {
+          const auto redirect = r.is_error() ? parse_redirect(r.text) : std::nullopt;
+          return redirect && redirect->kind == Redirect::Kind::kMoved;
+        });
+        if ((moved || status == RedisStatus::kUnavailable) && !self->closed_) {
+          self->refresh();  // a reshard or a failover: learn the slot map again
+        }
+        handler(status, std::move(replies));
+      });
+}
+
 void RedisRouter::send(Node& target, std::uint16_t slot, std::string command, Handler handler,
                        unsigned redirects, bool asking) {
   if (asking) {

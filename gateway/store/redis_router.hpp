@@ -62,6 +62,12 @@ class RedisRouter : public std::enable_shared_from_this<RedisRouter> {
   /// Sends `command` (RESP bytes) to the node of `key`'s slot; `handler` is called exactly once,
   /// as for RedisConnection::execute. A redirected command gets a fresh timeout on its new node.
   void execute(std::string_view key, std::string command, Handler handler);
+  /// Sends a group of `count` commands on keys of `key`'s hash slot as one pipelined group to
+  /// that slot's node (RedisConnection::execute_group). Redirects are not followed inside a
+  /// group: a MOVED or ASK reply stays among the replies (its command did not run), and a MOVED
+  /// makes the router learn the slot map again, so the next group goes to the right node.
+  void execute_group(std::string_view key, const std::string& commands, std::size_t count,
+                     RedisConnection::GroupHandler handler);
 
  private:
   enum class Mode { kUnknown, kStandalone, kCluster };

@@ -21,7 +21,7 @@
 #include "gateway/core/random.hpp"
 #include "gateway/store/hybrid_fleet_count.hpp"
 #include "gateway/store/hybrid_journal.hpp"
-#include "gateway/store/hybrid_own_pushes.hpp"
+#include "gateway/store/hybrid_key_ledger.hpp"
 #include "gateway/store/limit_store.hpp"
 #include "gateway/store/memory_store.hpp"
 #include "gateway/store/redis_router.hpp"
@@ -131,7 +131,7 @@ class RedisStore final : public LimitStore {
     bool syncing = false;  ///< an exchange is in flight
     core::TimePoint last_forget{};
     std::optional<RedisClock> redis_clock;  ///< from the last exchange's TIME
-    std::size_t forget_shard = 0;           ///< the HybridOwnPushes shard it forgets next
+    std::size_t forget_shard = 0;           ///< the HybridKeyLedger shard it forgets next
   };
   /// What one decision needs of a policy, copied under the lock.
   struct Call {
@@ -188,12 +188,15 @@ class RedisStore final : public LimitStore {
     std::int64_t bucket = 0;     ///< the start of the bucket pushed into (Redis' clock)
     std::int64_t live_from = 0;  ///< the oldest live bucket's start
     std::vector<SyncKey> keys;
-    std::vector<RedisOutcome> pushes;  ///< HINCRBY replies (keys with a delta)
-    std::vector<RedisOutcome> fleets;  ///< HGETALL replies
-    std::size_t left = 0;              ///< replies still to come
+    std::int64_t settled_before = 0;  ///< buckets starting before it can change no more
+    HybridShape shape;
+    std::vector<RedisOutcome> pushes;              ///< HINCRBY replies (keys with a delta)
+    std::vector<RedisOutcome> fleets;              ///< HGETALL or HMGET replies
+    std::vector<HybridKeyLedger::ReadPlan> reads;  ///< which of the two, per key
   };
-  /// Sends one group's commands: per key HINCRBY (with a delta), PEXPIRE (first push into a
-  /// bucket), HGETALL.
+  /// Sends one group's commands, pipelined as one group (RedisRouter::execute_group): per key
+  /// HINCRBY (with a delta), PEXPIRE (once a window), and HMGET of the buckets that can still
+  /// change (HGETALL when the settled ones are not known).
   void send_group(Slot& slot, const std::shared_ptr<Exchange>& exchange, HybridShape shape,
                   RedisClock clock, std::vector<SyncKey> group);
   /// A group's replies are all in: own pushes noted, each key's others' count to the journal.
@@ -211,7 +214,7 @@ class RedisStore final : public LimitStore {
   std::shared_ptr<spdlog::logger> log_;
   const std::string replica_id_;
   MemoryStore fallback_store_;
-  HybridOwnPushes own_pushes_;  ///< hybrid: what this replica pushed, per key and bucket
+  HybridKeyLedger ledger_;  ///< hybrid: what this replica pushed, per key and bucket
 
   std::vector<std::unique_ptr<Slot>> slots_;  ///< fixed once the threads run
 

@@ -5,7 +5,7 @@
 // commands, no script (docs/decisions/0029-hybrid-exchange-in-plain-commands.md): Redis TIME,
 // then per key HINCRBY of the requests admitted into the current bucket's field, PEXPIRE at the
 // replica's first push into a bucket, and HGETALL of the key's buckets; the others' count is
-// the fleet's live buckets less what this replica pushed into them (HybridOwnPushes). A failed
+// the fleet's live buckets less what this replica pushed into them (HybridKeyLedger). A failed
 // exchange puts the thread under `on_error` until one succeeds; what it admitted meanwhile is
 // pushed with the next batch. The rest of the store: redis_store.cpp.
 #include <algorithm>
@@ -29,6 +29,9 @@ constexpr core::Duration kForgetEvery = std::chrono::seconds(1);
 constexpr std::string_view kFleetSuffix = ":fleet";
 /// Keys per group: a group's commands are formatted in one event-loop turn.
 constexpr std::size_t kKeysPerCall = 128;
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+/// Buckets read by name at most (HMGET); more, and the whole hash is read (HGETALL).
+constexpr std::size_t kMaxFieldsRead = 8;
 
 /// Redis' clock in ms from a TIME reply, or nullopt for anything else.
 std::optional<std::int64_t> redis_ms_from(const RedisOutcome& outcome) {
@@ -101,7 +104,7 @@ void RedisStore::hybrid_inspect(Slot* slot, PolicyId policy, std::string_view ke
         if (*redis_now && outcome.status == RedisStatus::kOk) {
           const std::int64_t live_from = shape.live_from(**redis_now);
           if (const auto fleet = read_fleet_count(outcome.reply, live_from)) {
-            state.count += others_of(fleet->live, own_pushes_.live(journal_key, live_from));
+            state.count += others_of(fleet->live, ledger_.live(journal_key, live_from));
           }
         }
         state.remaining = state.count < state.limit ? state.limit - state.count : 0;
@@ -151,7 +154,7 @@ void RedisStore::sync(Slot& slot) {
       const auto since =
           std::chrono::duration_cast<milliseconds>(now - slot.redis_clock->read_at).count();
       const auto keep_ms = std::chrono::duration_cast<milliseconds>(keep_for).count();
-      own_pushes_.forget(slot.forget_shard++, slot.redis_clock->redis_ms + since - keep_ms);
+      ledger_.forget(slot.forget_shard++, slot.redis_clock->redis_ms + since - keep_ms);
     }
   }
   if (slot.syncing || slot.journal.queued() == 0) {
@@ -242,52 +245,84 @@ void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchang
   const std::int64_t live_from = shape.live_from(now_ms);
   const std::string field = std::to_string(bucket);
   const std::int64_t window = shape.window_ms();
-  const std::string ttl = std::to_string(HybridOwnPushes::kExpiryWindows * window +
+  const std::string ttl = std::to_string(HybridKeyLedger::kExpiryWindows * window +
                                          std::max<std::int64_t>(shape.width_ms, 1));
   auto state = std::make_shared<GroupExchange>();
   state->bucket = bucket;
   state->live_from = live_from;
   state->keys = std::move(group);
+  state->shape = shape;
+  // A bucket nobody can still push into (its end is a command timeout past) is settled.
+  state->settled_before = shape.bucket_start(now_ms - options_.timeout.count());
   state->pushes.resize(state->keys.size());
   state->fleets.resize(state->keys.size());
-  for (const SyncKey& key : state->keys) {
-    state->left += key.item.delta > 0 ? 2 : 1;
-  }
-  const auto answered = [this, &slot, exchange, state] {
-    if (--state->left == 0) {
-      finish_group(slot, exchange, *state);
-    }
+  state->reads.resize(state->keys.size());
+  // One pipelined group: per key HINCRBY (with a delta), PEXPIRE (see below), HGETALL; where
+  // each key's replies are among the group's.
+  struct Replies {
+    std::size_t push = kNone;
+    std::size_t expire = kNone;
+    std::size_t read = kNone;
   };
+  std::vector<Replies> at(state->keys.size());
+  std::string commands;
+  std::size_t count = 0;
   for (std::size_t i = 0; i < state->keys.size(); ++i) {
     const SyncKey& key = state->keys[i];
     const std::string& redis_key = key.redis_key;
     if (key.item.delta > 0) {
-      const bool expire = own_pushes_.needs_expiry(key.item.key, now_ms, window);
-      slot.router->execute(
-          redis_key, format_command({"HINCRBY", redis_key, field, std::to_string(key.item.delta)}),
-          [state, i, answered](RedisOutcome outcome) {
-            state->pushes[i] = std::move(outcome);
-            answered();
-          });
-      if (expire) {
+      at[i].push = count++;
+      commands += format_command({"HINCRBY", redis_key, field, std::to_string(key.item.delta)});
+      if (ledger_.needs_expiry(key.item.key, now_ms, window)) {
         // Set at most once a window per replica and key, two windows and a bucket long: the
         // hash outlives every push by at least a window and a bucket. One that failed is sent
         // again with the next push.
-        slot.router->execute(redis_key, format_command({"PEXPIRE", redis_key, ttl}),
-                             [this, key = key.item.key, now_ms](const RedisOutcome& outcome) {
-                               if (outcome.status == RedisStatus::kOk &&
-                                   outcome.reply.type == RedisReply::Type::kInteger) {
-                                 own_pushes_.expiry_set(key, now_ms);
-                               }
-                             });
+        at[i].expire = count++;
+        commands += format_command({"PEXPIRE", redis_key, ttl});
       }
     }
-    slot.router->execute(redis_key, format_command({"HGETALL", redis_key}),
-                         [state, i, answered](RedisOutcome outcome) {
-                           state->fleets[i] = std::move(outcome);
-                           answered();
-                         });
+    at[i].read = count++;
+    const HybridKeyLedger::ReadPlan plan =
+        ledger_.plan_read(key.item.key, shape, bucket, kMaxFieldsRead);
+    state->reads[i] = plan;
+    if (plan.whole) {
+      commands += format_command({"HGETALL", redis_key});
+    } else {
+      std::vector<std::string> names;
+      names.reserve(plan.fields);
+      for (std::size_t f = 0; f < plan.fields; ++f) {
+        names.push_back(std::to_string(plan.from + static_cast<std::int64_t>(f) * shape.width_ms));
+      }
+      std::vector<std::string_view> command{"HMGET", redis_key};
+      command.insert(command.end(), names.begin(), names.end());
+      commands += format_command(command);
+    }
   }
+  slot.router->execute_group(state->keys.front().redis_key, commands, count,
+                             [this, &slot, exchange, state, at = std::move(at), now_ms](
+                                 RedisStatus status, std::vector<RedisReply> replies) mutable {
+                               const bool ok = status == RedisStatus::kOk;
+                               const auto outcome = [&](std::size_t index) {
+                                 return ok && index < replies.size()
+                                            ? RedisOutcome{status, std::move(replies[index])}
+                                            : RedisOutcome{ok ? RedisStatus::kUnavailable : status,
+                                                           {}};
+                               };
+                               for (std::size_t i = 0; i < state->keys.size(); ++i) {
+                                 if (at[i].push != kNone) {
+                                   state->pushes[i] = outcome(at[i].push);
+                                 }
+                                 if (at[i].expire != kNone) {
+                                   const RedisOutcome expired = outcome(at[i].expire);
+                                   if (expired.status == RedisStatus::kOk &&
+                                       expired.reply.type == RedisReply::Type::kInteger) {
+                                     ledger_.expiry_set(state->keys[i].item.key, now_ms);
+                                   }
+                                 }
+                                 state->fleets[i] = outcome(at[i].read);
+                               }
+                               finish_group(slot, exchange, *state);
+                             });
 }
 
 void RedisStore::finish_group(Slot& slot, const std::shared_ptr<Exchange>& exchange,
@@ -300,6 +335,8 @@ void RedisStore::finish_group(Slot& slot, const std::shared_ptr<Exchange>& excha
       result = Outcome::kError;
     }
   };
+  std::string deletions;
+  std::size_t deleted = 0;
   for (std::size_t i = 0; i < group.keys.size(); ++i) {
     const SyncKey& key = group.keys[i];
     const RedisOutcome& push = group.pushes[i];
@@ -316,30 +353,49 @@ void RedisStore::finish_group(Slot& slot, const std::shared_ptr<Exchange>& excha
       slot.journal.complete(key.item, std::nullopt, push.status != RedisStatus::kTimeout);
       continue;
     }
-    own_pushes_.add(key.item.key, group.bucket, key.item.delta, group.live_from);
+    ledger_.add(key.item.key, group.bucket, key.item.delta, group.live_from);
     const RedisOutcome& read = group.fleets[i];
-    std::optional<FleetCount> fleet;
-    if (read.status == RedisStatus::kOk) {
-      fleet = read_fleet_count(read.reply, group.live_from);
-      if (!fleet) {
-        log_->warn("redis sync read error: {}",
-                   read.reply.is_error() ? read.reply.text : "unexpected reply");
+    const HybridKeyLedger::ReadPlan& plan = group.reads[i];
+    std::optional<std::uint64_t> fleet;
+    std::vector<std::string> dead;
+    if (read.status == RedisStatus::kOk && plan.whole) {
+      if (auto whole = read_fleet_count(read.reply, group.live_from)) {
+        fleet =
+            ledger_.absorb_whole(key.item.key, group.shape, whole->buckets, group.settled_before);
+        dead = std::move(whole->dead);
       }
+    } else if (read.status == RedisStatus::kOk) {
+      if (const auto counts = read_bucket_counts(read.reply, plan.fields)) {
+        std::vector<std::int64_t> left;
+        fleet = ledger_.absorb_part(key.item.key, group.shape, plan, *counts, group.live_from,
+                                    group.settled_before, left);
+        for (const std::int64_t start : left) {
+          dead.push_back(std::to_string(start));
+        }
+      }
+    }
+    if (read.status == RedisStatus::kOk && !fleet) {
+      log_->warn("redis sync read error: {}",
+                 read.reply.is_error() ? read.reply.text : "unexpected reply");
     }
     if (!fleet) {
       worse(read);
       slot.journal.complete(key.item, std::nullopt);
       continue;
     }
-    slot.journal.complete(key.item,
-                          others_of(fleet->live, own_pushes_.live(key.item.key, group.live_from)));
-    if (!fleet->dead.empty()) {
+    slot.journal.complete(key.item, others_of(*fleet, ledger_.live(key.item.key, group.live_from)));
+    if (!dead.empty()) {
       // Buckets that left the window: gone from the hash, so a key pushed for a long time keeps
       // one window of fields. Whichever replica sees them first deletes them.
       std::vector<std::string_view> command{"HDEL", key.redis_key};
-      command.insert(command.end(), fleet->dead.begin(), fleet->dead.end());
-      slot.router->execute(key.redis_key, format_command(command), [](const RedisOutcome&) {});
+      command.insert(command.end(), dead.begin(), dead.end());
+      deletions += format_command(command);
+      ++deleted;
     }
+  }
+  if (deleted > 0) {
+    slot.router->execute_group(group.keys.front().redis_key, deletions, deleted,
+                               [](RedisStatus, const std::vector<RedisReply>&) {});
   }
   if (observer_.operation) {
     observer_.operation(result);

@@ -671,9 +671,9 @@ throughput_phase() {
       [[ -z ${TARGET_DEAD[$t]:-} ]] || continue
       if [[ $t == sluice-redis || $t == sluice-hybrid ]]; then
         local calls0 calls1 cpu0 cpu1
-        calls0=$(redis_calls) cpu0=$(redis_cpu_ticks)
+        calls0=$(redis_calls "$t") cpu0=$(redis_cpu_ticks)
         measure "$variant" "$t" "$round"
-        calls1=$(redis_calls) cpu1=$(redis_cpu_ticks)
+        calls1=$(redis_calls "$t") cpu1=$(redis_cpu_ticks)
         REDIS_CALLS[$t]=$((${REDIS_CALLS[$t]:-0} + calls1 - calls0))
         REDIS_TICKS[$t]=$((${REDIS_TICKS[$t]:-0} + cpu1 - cpu0))
         REDIS_REQUESTS[$t]=$((${REDIS_REQUESTS[$t]:-0} + $(tail -n 1 "$OUT_DIR/raw.tsv" | cut -f7)))
@@ -797,11 +797,14 @@ start_redis() {
   log "redis-server${cpus:+ (cpu $cpus)} on port $REDIS_PORT"
 }
 
-# redis_calls: how many commands the redis-server has run so far (every kind: EVALSHA in exact
-# mode; TIME, HINCRBY, PEXPIRE, HGETALL and HDEL in hybrid mode).
+# redis_calls TARGET: how many commands TARGET sends the redis-server has run so far: EVALSHA for
+# sluice-redis (exact mode); TIME, HINCRBY, PEXPIRE, HGETALL and HDEL for sluice-hybrid
+# (commandstats also counts the calls a script makes, so those of exact mode are left out).
 redis_calls() {
+  local pattern='^cmdstat_evalsha:'
+  [[ $1 != sluice-hybrid ]] || pattern='^cmdstat_(time|hincrby|pexpire|hgetall|hdel):'
   redis-cli -p "$REDIS_PORT" INFO commandstats | tr -d '\r' |
-    awk -F'[=,]' '/^cmdstat_/ { n += $2 } END { print n + 0 }'
+    awk -F'[=,]' -v p="$pattern" '$0 ~ p { n += $2 } END { print n + 0 }'
 }
 
 # redis_cpu_ticks: the redis-server's CPU time so far, in clock ticks (user + system).

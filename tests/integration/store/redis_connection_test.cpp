@@ -45,6 +45,22 @@ class RedisConnectionTest : public ::testing::Test {
     return connection;
   }
 
+  /// Whether, once Redis answers in time again, a command gets its own reply (late replies to
+  /// timed-out commands were skipped): ECHO until one is answered, which must be its echo.
+  bool back_in_step(RedisConnection& connection) {
+    std::optional<RedisOutcome> after;
+    const bool answered = run_until([&] {
+      if (!after || after->status != RedisStatus::kOk) {
+        after.reset();
+        connection.execute(format_command({"ECHO", "in-step"}),
+                           [&](RedisOutcome outcome) { after = outcome; });
+        ioc.run_for(milliseconds(100));
+      }
+      return after && after->status == RedisStatus::kOk;
+    });
+    return answered && after->reply.text == "in-step";
+  }
+
   /// Runs the io_context until `done` or 5 s.
   bool run_until(const std::function<bool()>& done) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
@@ -105,17 +121,71 @@ TEST_F(RedisConnectionTest, ASlowCommandTimesOutAndItsLateReplyIsSkipped) {
   EXPECT_LT(waited, milliseconds(250));  // answered at its deadline, not when Redis woke up
   EXPECT_EQ(ping->status, RedisStatus::kTimeout);  // queued behind the sleep
   // Once Redis is awake, the connection is in step again: the late replies were skipped.
-  std::optional<RedisOutcome> after;
-  ASSERT_TRUE(run_until([&] {
-    if (!after || after->status != RedisStatus::kOk) {
-      after.reset();
-      connection->execute(format_command({"ECHO", "in-step"}),
-                          [&](RedisOutcome outcome) { after = outcome; });
-      ioc.run_for(milliseconds(100));
-    }
-    return after && after->status == RedisStatus::kOk;
-  }));
-  EXPECT_EQ(after->reply.text, "in-step");
+  EXPECT_TRUE(back_in_step(*connection));
+}
+
+TEST_F(RedisConnectionTest, AGroupOfCommandsGetsAllItsRepliesInOrderBetweenOthers) {
+  auto connection = connect(options());
+  std::vector<std::string> order;
+  connection->execute(format_command({"INCR", "n"}), [&](RedisOutcome outcome) {
+    order.push_back("single " + std::to_string(outcome.reply.integer));
+  });
+  const std::string group = format_command({"INCR", "n"}) +
+                            format_command({"HSET", "h", "f", "7"}) +
+                            format_command({"HGETALL", "h"}) + format_command({"GET", "h"});
+  std::optional<RedisStatus> status;
+  std::vector<RedisReply> replies;
+  connection->execute_group(group, 4, [&](RedisStatus s, std::vector<RedisReply> r) {
+    status = s;
+    replies = std::move(r);
+    order.push_back("group");
+  });
+  EXPECT_EQ(connection->in_flight(), 2U);  // one pending entry for the whole group
+  connection->execute(format_command({"INCR", "n"}), [&](RedisOutcome outcome) {
+    order.push_back("single " + std::to_string(outcome.reply.integer));
+  });
+  ASSERT_TRUE(run_until([&] { return order.size() == 3; }));
+  EXPECT_EQ(order, (std::vector<std::string>{"single 1", "group", "single 3"}));
+  ASSERT_EQ(status, RedisStatus::kOk);
+  ASSERT_EQ(replies.size(), 4U);
+  EXPECT_EQ(replies[0].integer, 2);
+  EXPECT_EQ(replies[1].integer, 1);
+  ASSERT_EQ(replies[2].elements.size(), 2U);
+  EXPECT_EQ(replies[2].elements[1].text, "7");
+  EXPECT_TRUE(replies[3].is_error());  // a wrong type: an error reply in its place, not a failure
+}
+
+TEST_F(RedisConnectionTest, ASlowGroupTimesOutOnceAndItsLateRepliesAreSkipped) {
+  auto connection = connect(options(milliseconds(50)));
+  int answers = 0;
+  std::optional<RedisStatus> status;
+  const std::string group = format_command({"DEBUG", "SLEEP", "0.3"}) + format_command({"PING"}) +
+                            format_command({"PING"});
+  connection->execute_group(group, 3, [&](RedisStatus s, const std::vector<RedisReply>& r) {
+    ++answers;
+    status = s;
+    EXPECT_TRUE(r.empty());
+  });
+  ASSERT_TRUE(run_until([&] { return status.has_value(); }));
+  EXPECT_EQ(*status, RedisStatus::kTimeout);
+  // The group's three late replies are skipped; the next command gets its own.
+  EXPECT_TRUE(back_in_step(*connection));
+  EXPECT_EQ(answers, 1);
+}
+
+TEST_F(RedisConnectionTest, AGroupIsAnsweredUnavailableWhenTheConnectionIsLost) {
+  auto connection = connect(options(milliseconds(2000)));
+  std::optional<RedisStatus> status;
+  connection->execute_group(format_command({"DEBUG", "SLEEP", "0.5"}) + format_command({"PING"}), 2,
+                            [&](RedisStatus s, const std::vector<RedisReply>&) { status = s; });
+  ioc.run_for(milliseconds(50));
+  redis.stop();
+  ASSERT_TRUE(run_until([&] { return status.has_value(); }));
+  EXPECT_EQ(*status, RedisStatus::kUnavailable);
+  std::optional<RedisStatus> later;
+  connection->execute_group(format_command({"PING"}), 1,
+                            [&](RedisStatus s, const std::vector<RedisReply>&) { later = s; });
+  EXPECT_EQ(later, RedisStatus::kUnavailable);  // at once, while Redis is down
 }
 
 TEST_F(RedisConnectionTest, AnswersAtOnceWhileRedisIsDownAndComesBackByItself) {

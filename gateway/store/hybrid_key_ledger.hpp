@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <array>
+#include <boost/unordered/unordered_flat_map.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <vector>
+
+#include "gateway/store/hybrid_fleet_count.hpp"
+#include "gateway/store/hybrid_journal.hpp"
+
+namespace sluice::store {
+
+/// What one hybrid replica knows of each key beyond its threads' journals (docs/distributed.md,
+/// "Hybrid mode"):
+/// - what it pushed, per bucket: Redis keeps only the fleet's count per bucket, and the others'
+///   count is that less what this replica pushed into the same live buckets;
+/// - the fleet's settled buckets: a bucket nobody can push into any more (its end is older than
+///   a command's timeout) never changes, so the next exchange reads only the buckets after
+///   them, not the whole hash.
+/// Shared by the replica's threads (any of them may push or read a key; all of them decide on
+/// the one local store), so it is sharded under mutexes; it is touched once per key per
+/// exchange, never per request.
+class HybridKeyLedger {
+ public:
+  /// `count` requests of `key` went into the bucket starting at `bucket_start` (Redis acknowledged
+  /// them). Buckets before `live_from` are dropped on the way.
+  void add(const JournalKey& key, std::int64_t bucket_start, std::uint32_t count,
+           std::int64_t live_from);
+  /// This replica's requests of `key` in buckets starting at or after `live_from`.
+  [[nodiscard]] std::uint64_t live(const JournalKey& key, std::int64_t live_from);
+  /// Whether a push of `key` at `now_ms` should set the hash's TTL: this replica has not set it
+  /// in the last `window_ms` (kExpiryWindows windows and a bucket long, it outlasts every push
+  /// until then by a window and a bucket).
+  [[nodiscard]] bool needs_expiry(const JournalKey& key, std::int64_t now_ms,
+                                  std::int64_t window_ms);
+  /// Redis acknowledged the TTL this replica set on `key`'s hash at `at_ms`.
+  void expiry_set(const JournalKey& key, std::int64_t at_ms);
+  /// The TTL a push sets, in windows (plus a bucket).
+  static constexpr std::int64_t kExpiryWindows = 2;
+
+  /// How an exchange at `bucket` reads `key`'s hash: the `fields` buckets from `from` on
+  /// (HMGET) when the settled ones before `from` are known here under the same bucket width and
+  /// still in the window, and there are at most `max_fields` of them; else the whole hash.
+  struct ReadPlan {
+    bool whole = true;
+    std::int64_t from = 0;
+    std::size_t fields = 0;
+  };
+  [[nodiscard]] ReadPlan plan_read(const JournalKey& key, const HybridShape& shape,
+                                   std::int64_t bucket, std::size_t max_fields);
+  /// A whole read of `key` (its live buckets): they replace what was known, the ones starting
+  /// before `settled_before` are kept. Returns the fleet's live count.
+  std::uint64_t absorb_whole(const JournalKey& key, const HybridShape& shape,
+                             const std::vector<FleetBucket>& live, std::int64_t settled_before);
+  /// A read of the buckets from `plan.from` on, one count each: with the settled buckets known,
+  /// the fleet's live count at `live_from`; the ones starting before `settled_before` are kept.
+  /// Known buckets that left the window go to `dead` (fields to delete).
+  std::uint64_t absorb_part(const JournalKey& key, const HybridShape& shape, const ReadPlan& plan,
+                            const std::vector<std::uint64_t>& counts, std::int64_t live_from,
+                            std::int64_t settled_before, std::vector<std::int64_t>& dead);
+  /// Drops the buckets of one shard (of kShards, taken in turn by the caller) that start
+  /// before `older_than`, and keys left with none and no TTL set since; returns how many keys
+  /// were dropped.
+  std::size_t forget(std::size_t shard, std::int64_t older_than);
+
+  static constexpr std::size_t kShards = 16;
+  [[nodiscard]] std::size_t size();
+
+ private:
+  struct Push {
+    std::int64_t bucket_start = 0;
+    std::uint32_t count = 0;
+  };
+  struct KeyHash {
+    std::size_t operator()(const JournalKey& k) const noexcept {
+      return static_cast<std::size_t>(k.hash ^ (std::uint64_t{k.policy} * 0x9E3779B97F4A7C15ULL));
+    }
+  };
+  struct Entry {
+    std::vector<Push> pushes;
+    std::int64_t expiry_set = std::numeric_limits<std::int64_t>::min();  ///< when, Redis' clock
+    std::vector<Push> settled;       ///< the fleet's settled buckets with a count
+    std::int64_t settled_until = 0;  ///< buckets starting before it are all in `settled`
+    std::int64_t settled_width = 0;  ///< their width (0: nothing known)
+  };
+  struct Shard {
+    std::mutex mutex;
+    boost::unordered_flat_map<JournalKey, Entry, KeyHash> keys;
+  };
+  Shard& shard_of(const JournalKey& key) noexcept { return shards_[(key.hash >> 56U) % kShards]; }
+
+  std::array<Shard, kShards> shards_;
+};
+
+}  // namespace sluice::store

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a hybrid replica has pushed, per key and bucket: the part of the fleet's count that is
+// its own, when it sets a TTL, and what it forgets (docs/distributed.md, "Hybrid mode").
+#include "gateway/store/hybrid_key_ledger.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+namespace sluice::store {
+namespace {
+
+constexpr JournalKey kCarol{0, 0x1100000000000011ULL};
+constexpr JournalKey kDave{0, 0x2200000000000022ULL};
+constexpr JournalKey kCarolOther{1, 0x1100000000000011ULL};
+
+TEST(HybridKeyLedgerTest, OwnRequestsCountInTheBucketsStillLive) {
+  HybridKeyLedger own;
+  own.add(kCarol, 1000, 3, 0);
+  own.add(kCarol, 2000, 2, 0);
+  own.add(kCarol, 2000, 1, 0);
+  own.add(kDave, 2000, 7, 0);
+  EXPECT_EQ(own.live(kCarol, 0), 6U);
+  EXPECT_EQ(own.live(kCarol, 2000), 3U);  // the bucket at 1000 left
+  EXPECT_EQ(own.live(kCarol, 3000), 0U);
+  EXPECT_EQ(own.live(kCarolOther, 0), 0U);  // another policy's window
+  EXPECT_EQ(own.live(kDave, 0), 7U);
+}
+
+TEST(HybridKeyLedgerTest, ATtlIsSetOnceAWindowPerKey) {
+  HybridKeyLedger own;
+  EXPECT_TRUE(own.needs_expiry(kCarol, 10'000, 1000));
+  own.expiry_set(kCarol, 10'000);
+  EXPECT_FALSE(own.needs_expiry(kCarol, 10'500, 1000));
+  EXPECT_FALSE(own.needs_expiry(kCarol, 11'000, 1000));
+  EXPECT_TRUE(own.needs_expiry(kCarol, 11'001, 1000));
+  EXPECT_TRUE(own.needs_expiry(kDave, 10'500, 1000));
+}
+
+TEST(HybridKeyLedgerTest, ForgettingDropsOldBucketsAndKeysLeftWithNothing) {
+  HybridKeyLedger own;
+  own.add(kCarol, 1000, 1, 0);
+  own.add(kCarol, 5000, 1, 0);
+  own.add(kDave, 1000, 1, 0);
+  own.expiry_set(kDave, 1000);
+  ASSERT_EQ(own.size(), 2U);
+  std::size_t forgotten = 0;
+  for (std::size_t shard = 0; shard < HybridKeyLedger::kShards; ++shard) {
+    forgotten += own.forget(shard, 2000);
+  }
+  EXPECT_EQ(forgotten, 1U);  // bob; alice keeps her bucket at 5000
+  EXPECT_EQ(own.live(kCarol, 0), 1U);
+  EXPECT_EQ(own.live(kDave, 0), 0U);
+  EXPECT_TRUE(own.needs_expiry(kDave, 1500, 1000));
+}
+
+TEST(HybridKeyLedgerTest, SettledBucketsAreReadOnceAndThenOnlyTheOnesThatCanStillChange) {
+  HybridKeyLedger ledger;
+  const HybridShape shape{1000, 10};  // 1 s buckets, a 10 s window
+  // Nothing known: the whole hash.
+  EXPECT_TRUE(ledger.plan_read(kCarol, shape, 20'000, 8).whole);
+  // A whole read at 20 s: buckets before 19 s are settled (a command timeout has passed).
+  const std::uint64_t whole = ledger.absorb_whole(
+      kCarol, shape, {{12'000, 1}, {18'000, 2}, {19'000, 3}, {20'000, 4}}, 19'000);
+  EXPECT_EQ(whole, 10U);
+  // The next exchange, two buckets later, reads from 19 s to 22 s by name.
+  const auto plan = ledger.plan_read(kCarol, shape, 22'000, 8);
+  ASSERT_FALSE(plan.whole);
+  EXPECT_EQ(plan.from, 19'000);
+  EXPECT_EQ(plan.fields, 4U);
+  // At 22 s the window starts at 13 s: the bucket at 12 s left (a field to delete), the ones at
+  // 18 s (kept) and 19-22 s (read) count.
+  std::vector<std::int64_t> dead;
+  const std::uint64_t part =
+      ledger.absorb_part(kCarol, shape, plan, {3, 5, 0, 1}, 13'000, 21'000, dead);
+  EXPECT_EQ(part, 2U + 3 + 5 + 0 + 1);
+  EXPECT_EQ(dead, std::vector<std::int64_t>{12'000});
+  // 19 s and 20 s are settled now: the next read starts at 21 s.
+  const auto next = ledger.plan_read(kCarol, shape, 23'000, 8);
+  ASSERT_FALSE(next.whole);
+  EXPECT_EQ(next.from, 21'000);
+  EXPECT_EQ(next.fields, 3U);
+}
+
+TEST(HybridKeyLedgerTest, TheWholeHashIsReadAgainAfterAGapARetuneOrTooManyBuckets) {
+  HybridKeyLedger ledger;
+  const HybridShape shape{1000, 10};
+  (void)ledger.absorb_whole(kCarol, shape, {{19'000, 1}}, 19'000);
+  EXPECT_FALSE(ledger.plan_read(kCarol, shape, 26'000, 8).whole);  // 8 buckets by name
+  EXPECT_TRUE(ledger.plan_read(kCarol, shape, 27'000, 8).whole);   // 9: cheaper whole
+  EXPECT_TRUE(ledger.plan_read(kCarol, shape, 40'000, 64).whole);  // the known part left
+  EXPECT_TRUE(ledger.plan_read(kCarol, HybridShape{500, 20}, 20'000, 8).whole);  // re-tuned
+  EXPECT_TRUE(ledger.plan_read(kDave, shape, 20'000, 8).whole);                  // never read
+}
+
+TEST(HybridKeyLedgerTest, ThreadsThatPushTheSameKeysSumUp) {
+  HybridKeyLedger own;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&own] {
+      for (int i = 0; i < 1000; ++i) {
+        own.add(kCarol, 1000 * (i % 3), 1, 0);
+        (void)own.live(kDave, 0);
+      }
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  EXPECT_EQ(own.live(kCarol, 0), 4000U);
+}
+
+}  // namespace
+}  // namespace sluice::store
