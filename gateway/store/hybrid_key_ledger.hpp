@@ -18,8 +18,8 @@ namespace sluice::store {
 /// "Hybrid mode"):
 /// - what it pushed, per bucket: Redis keeps only the fleet's count per bucket, and the others'
 ///   count is that less what this replica pushed into the same live buckets;
-/// - the fleet's settled buckets: a bucket nobody can push into any more (its end is older than
-///   a command's timeout) never changes, so the next exchange reads only the buckets after
+/// - the fleet's settled buckets: a bucket nobody can push into any more (its end is two
+///   command timeouts past) never changes, so the next exchange reads only the buckets after
 ///   them, not the whole hash.
 /// Shared by the replica's threads (any of them may push or read a key; all of them decide on
 /// the one local store), so it is sharded under mutexes; it is touched once per key per

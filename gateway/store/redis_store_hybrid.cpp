@@ -30,6 +30,8 @@ constexpr std::string_view kFleetSuffix = ":fleet";
 /// Keys per group: a group's commands are formatted in one event-loop turn.
 constexpr std::size_t kKeysPerCall = 128;
 constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+/// A bucket is settled this many command timeouts after its end.
+constexpr std::int64_t kSettleTimeouts = 2;
 /// Buckets read by name at most (HMGET); more, and the whole hash is read (HGETALL).
 constexpr std::size_t kMaxFieldsRead = 8;
 
@@ -252,8 +254,10 @@ void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchang
   state->live_from = live_from;
   state->keys = std::move(group);
   state->shape = shape;
-  // A bucket nobody can still push into (its end is a command timeout past) is settled.
-  state->settled_before = shape.bucket_start(now_ms - options_.timeout.count());
+  // A bucket nobody can still push into is settled: a replica names the bucket from its last
+  // TIME (whose reply took up to a command timeout) and its push runs within another timeout,
+  // or it timed out (and may be missed, as docs/distributed.md says).
+  state->settled_before = shape.bucket_start(now_ms - kSettleTimeouts * options_.timeout.count());
   state->pushes.resize(state->keys.size());
   state->fleets.resize(state->keys.size());
   state->reads.resize(state->keys.size());

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <thread>
 #include <vector>
 
 namespace sluice::store {
@@ -92,23 +91,6 @@ TEST(HybridKeyLedgerTest, TheWholeHashIsReadAgainAfterAGapARetuneOrTooManyBucket
   EXPECT_TRUE(ledger.plan_read(kCarol, shape, 40'000, 64).whole);  // the known part left
   EXPECT_TRUE(ledger.plan_read(kCarol, HybridShape{500, 20}, 20'000, 8).whole);  // re-tuned
   EXPECT_TRUE(ledger.plan_read(kDave, shape, 20'000, 8).whole);                  // never read
-}
-
-TEST(HybridKeyLedgerTest, ThreadsThatPushTheSameKeysSumUp) {
-  HybridKeyLedger own;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&own] {
-      for (int i = 0; i < 1000; ++i) {
-        own.add(kCarol, 1000 * (i % 3), 1, 0);
-        (void)own.live(kDave, 0);
-      }
-    });
-  }
-  for (auto& t : threads) {
-    t.join();
-  }
-  EXPECT_EQ(own.live(kCarol, 0), 4000U);
 }
 
 }  // namespace
