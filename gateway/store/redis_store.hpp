@@ -43,8 +43,8 @@ namespace sluice::store {
 ///
 /// `mode: kHybrid` (docs/distributed.md "Hybrid mode") decides every request locally, in the
 /// embedded store at the full limit less what the other replicas hold, and every `sync / 2`
-/// each thread pushes the requests it admitted per key and reads back the others' count, one
-/// EVALSHA per key pipelined in one batch (redis_store_hybrid.cpp). A failed sync puts the
+/// each thread pushes the requests it admitted per key and reads back the others' count in
+/// plain commands, pipelined in groups of keys (redis_store_hybrid.cpp). A failed sync puts the
 /// thread under `on_error` until a sync succeeds; nothing it admitted meanwhile is lost.
 ///
 /// Thread-safety: decisions are thread-safe; each thread decides through the slot attach() gave

@@ -173,7 +173,7 @@ void RedisStore::sync(Slot& slot) {
   if (batch.empty()) {
     return;
   }
-  // One script call per group of keys of one policy (one shape) and, on a Redis Cluster, one
+  // One pipelined group per set of keys of one policy (one shape) and, on a Redis Cluster, one
   // hash slot; the groups are sent one event-loop turn apart, so requests interleave with
   // a large batch's formatting.
   const bool cluster = slot.router->cluster();
