@@ -30,16 +30,21 @@ struct ScriptReply {
   std::int64_t retry_ms = 0;
 };
 
-std::optional<ScriptReply> script_reply(const RedisReply& reply) {
-  if (reply.type != RedisReply::Type::kArray || reply.elements.size() != 5) {
+constexpr std::size_t kPerKey = 5;
+
+std::optional<ScriptReply> script_reply(const RedisReply& reply, std::size_t index,
+                                        std::size_t count) {
+  if (reply.type != RedisReply::Type::kArray || index >= count ||
+      reply.elements.size() != kPerKey * count) {
     return std::nullopt;
   }
-  std::array<std::int64_t, 5> v{};
+  std::array<std::int64_t, kPerKey> v{};
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (reply.elements[i].type != RedisReply::Type::kInteger) {
+    const RedisReply& element = reply.elements[kPerKey * index + i];
+    if (element.type != RedisReply::Type::kInteger) {
       return std::nullopt;
     }
-    v[i] = reply.elements[i].integer;
+    v[i] = element.integer;
   }
   return ScriptReply{v[0], v[1], v[2], v[3], v[4]};
 }
@@ -80,8 +85,9 @@ std::string window_key(std::string_view policy, std::uint64_t key_hash) {
   return "sluice:{" + std::string(policy) + ":" + hex + "}";
 }
 
-std::optional<limiter::LimitDecision> decision_from(const RedisReply& reply) {
-  const auto r = script_reply(reply);
+std::optional<limiter::LimitDecision> decision_from(const RedisReply& reply, std::size_t index,
+                                                    std::size_t count) {
+  const auto r = script_reply(reply, index, count);
   if (!r) {
     return std::nullopt;
   }
@@ -94,8 +100,9 @@ std::optional<limiter::LimitDecision> decision_from(const RedisReply& reply) {
   return d;
 }
 
-std::optional<limiter::KeyState> state_from(const RedisReply& reply) {
-  const auto r = script_reply(reply);
+std::optional<limiter::KeyState> state_from(const RedisReply& reply, std::size_t index,
+                                            std::size_t count) {
+  const auto r = script_reply(reply, index, count);
   if (!r) {
     return std::nullopt;
   }

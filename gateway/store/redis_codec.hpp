@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,9 +20,14 @@ namespace sluice::store {
 /// `sluice:{POLICY:HASH}`: the hash tag keeps a window on one Redis Cluster slot.
 [[nodiscard]] std::string window_key(std::string_view policy, std::uint64_t key_hash);
 
-/// A counting call's reply {allowed, count, limit, reset_ms, retry_after_ms} as a decision.
-[[nodiscard]] std::optional<limiter::LimitDecision> decision_from(const RedisReply& reply);
-/// An inspecting call's reply as the key's state.
-[[nodiscard]] std::optional<limiter::KeyState> state_from(const RedisReply& reply);
+/// Key `index` of a sliding-window call on `count` keys, whose reply holds five integers per key
+/// {allowed, count, limit, reset_ms, retry_after_ms}, as a decision. nullopt for anything else
+/// (a reply of another size is wrong for every key).
+[[nodiscard]] std::optional<limiter::LimitDecision> decision_from(const RedisReply& reply,
+                                                                  std::size_t index,
+                                                                  std::size_t count);
+/// Key `index` of an inspecting call on `count` keys as that key's state.
+[[nodiscard]] std::optional<limiter::KeyState> state_from(const RedisReply& reply,
+                                                          std::size_t index, std::size_t count);
 
 }  // namespace sluice::store

@@ -81,6 +81,7 @@ void RedisStore::read_hash_key(Slot& slot) {
 
 StoreSlot RedisStore::attach(boost::asio::io_context& ioc) {
   auto slot = std::make_unique<Slot>();
+  slot->ioc = &ioc;
   Slot* raw = slot.get();
   RedisRouter::Options o;
   o.connection.host = options_.host;
@@ -121,6 +122,7 @@ void RedisStore::stop() {
       slot->sync_timer->cancel();
     }
     slot->router->close();
+    slot->batch.clear();  // the threads have stopped: nobody waits for these any more
   }
   slots_.clear();
 }
@@ -210,40 +212,6 @@ RedisStore::Call RedisStore::prepare(PolicyId policy, std::string_view key,
   return call;
 }
 
-std::string RedisStore::command(const Call& call, bool counting, bool eval) const {
-  const auto& script = sliding_window_script();
-  const std::string limit = std::to_string(call.limit);
-  const std::string window = std::to_string(call.window_ms);
-  const std::string buckets = std::to_string(call.buckets);
-  return format_command({eval ? "EVAL" : "EVALSHA", eval ? script.source : script.sha1, "1",
-                         call.redis_key, limit, window, buckets, counting ? "1" : "0"});
-}
-
-void RedisStore::run(Slot& slot, const Call& call, std::string key, bool counting,
-                     std::function<void(std::optional<RedisReply>, Outcome)> done, bool eval) {
-  slot.router->execute(call.redis_key, command(call, counting, eval),
-                       [this, &slot, call, key = std::move(key), counting, done = std::move(done),
-                        eval](RedisOutcome outcome) {
-                         if (outcome.status == RedisStatus::kOk && outcome.reply.is_error() &&
-                             !eval && outcome.reply.text.starts_with("NOSCRIPT")) {
-                           // Redis restarted or was flushed: EVAL sends the script and caches it
-                           // again.
-                           run(slot, call, key, counting, done, /*eval=*/true);
-                           return;
-                         }
-                         if (outcome.status == RedisStatus::kOk && !outcome.reply.is_error()) {
-                           done(std::move(outcome.reply), Outcome::kOk);
-                           return;
-                         }
-                         if (outcome.status == RedisStatus::kOk) {
-                           log_->warn("redis script error: {}", outcome.reply.text);
-                         }
-                         done(std::nullopt, outcome.status == RedisStatus::kTimeout
-                                                ? Outcome::kTimeout
-                                                : Outcome::kError);
-                       });
-}
-
 std::optional<limiter::LimitDecision> RedisStore::try_decide(StoreSlot store_slot, PolicyId policy,
                                                              std::string_view key) {
   if (hybrid()) {
@@ -278,17 +246,7 @@ void RedisStore::async_decide(StoreSlot store_slot, PolicyId policy, std::string
     std::move(completion).post(fallback_decision(call, key));
     return;
   }
-  auto shared = std::make_shared<DecisionCompletion>(std::move(completion));
-  run(*slot, call, std::string(key), /*counting=*/true,
-      [this, call, shared, key = std::string(key), &failing = slot->failing](
-          std::optional<RedisReply> reply, Outcome outcome) {
-        const auto decision = reply ? decision_from(*reply) : std::nullopt;
-        if (reply && !decision) {
-          outcome = Outcome::kError;  // not the script's reply: a bug or a foreign Redis
-        }
-        note(failing, outcome);
-        std::move(*shared).post(decision ? *decision : fallback_decision(call, key));
-      });
+  enqueue(*slot, Pending(call, std::string(key), std::move(completion)));
 }
 
 std::optional<limiter::KeyState> RedisStore::try_inspect(StoreSlot store_slot, PolicyId policy,
@@ -316,13 +274,7 @@ void RedisStore::async_inspect(StoreSlot store_slot, PolicyId policy, std::strin
     std::move(completion).post(call.live ? fallback_state(call, key) : limiter::KeyState{});
     return;
   }
-  auto shared = std::make_shared<InspectCompletion>(std::move(completion));
-  run(*slot, call, std::string(key), /*counting=*/false,
-      [this, call, shared, key = std::string(key)](std::optional<RedisReply> reply,
-                                                   Outcome /*outcome*/) {
-        const auto state = reply ? state_from(*reply) : std::nullopt;
-        std::move(*shared).post(state ? *state : fallback_state(call, key));
-      });
+  enqueue(*slot, Pending(call, std::string(key), std::move(completion)));
 }
 
 std::size_t RedisStore::tracked_keys(PolicyId policy) const {

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "gateway/core/clock.hpp"
@@ -30,10 +31,11 @@
 namespace sluice::store {
 
 /// `store.type: "redis"` (docs/behaviour.md "Configuration"): limit counts live in Redis, shared by
-/// every replica. Each decision is one EVALSHA of the sliding-window script on the calling thread's
-/// own router: one pipelined connection per io_context to a standalone Redis, or one per master of
-/// a Redis Cluster (found by itself, see RedisRouter). Redis keys are `sluice:{POLICY:HASH}`, where
-/// HASH is a SipHash of the user key under a random key shared through Redis (`sluice:hash-key`),
+/// every replica. The decisions a thread makes in one event-loop turn go as one EVALSHA of the
+/// sliding-window script (redis_store_batch.cpp) on the thread's own router: one pipelined
+/// connection per io_context to a standalone Redis, or one per master of a Redis Cluster (found
+/// by itself, see RedisRouter). Redis keys are `sluice:{POLICY:HASH}:ring`, where HASH is a
+/// SipHash of the user key under a random key shared through Redis (`sluice:hash-key`),
 /// so no credential is ever stored and a Redis Cluster keeps each window on one slot.
 ///
 /// While Redis is unreachable or slower than `timeout`, `on_error` decides: `local` and
@@ -119,10 +121,44 @@ class RedisStore final : public LimitStore {
     std::int64_t redis_ms = 0;
     core::TimePoint read_at{};
   };
+  /// What one decision needs of a policy, copied under the lock.
+  struct Call {
+    bool live = false;
+    std::uint32_t limit = 0;
+    std::uint32_t window_ms = 0;
+    std::uint32_t buckets = 1;
+    PolicyId fallback;
+    std::string redis_key;
+  };
+  /// Exact mode: a decision (or an inspection) waiting for its thread's next batch.
+  struct Pending {
+    Call call;
+    std::string key;              ///< the user's key, for the fallback
+    std::uint16_t hash_slot = 0;  ///< of call.redis_key (a Redis Cluster batches by slot)
+    std::variant<DecisionCompletion, InspectCompletion> completion;
+    [[nodiscard]] bool counting() const noexcept { return completion.index() == 0; }
+
+    // Move-constructed only. Asio 1.81's any_completion_handler has a constructor template that
+    // takes any handler by lvalue reference, so a Completion looks copyable and a copy wraps
+    // the handler in itself without end; and its move assignment passes `other` as an lvalue
+    // to that template, with the same end. So nothing may copy or assign a Pending (a vector
+    // grows by moving a type whose move is noexcept; a sort would assign).
+    Pending(Call c, std::string k, std::variant<DecisionCompletion, InspectCompletion> done)
+        : call(std::move(c)), key(std::move(k)), completion(std::move(done)) {}
+    Pending(Pending&&) noexcept = default;
+    Pending& operator=(Pending&&) = delete;
+    Pending(const Pending&) = delete;
+    Pending& operator=(const Pending&) = delete;
+    ~Pending() = default;
+  };
   struct Slot {
+    boost::asio::io_context* ioc = nullptr;
     std::shared_ptr<RedisRouter> router;
     std::optional<core::KeyedHash> hash;  ///< the shared hash key, once connected
     bool ever_ready = false;              ///< (its own thread only)
+    // Exact mode only (its own thread): this event-loop turn's decisions, sent in one call.
+    std::vector<Pending> batch;
+    bool flush_posted = false;
     /// Its last decision fell back (set by its own thread; read under fallback_mutex_).
     std::atomic<bool> failing{false};
     // Hybrid mode only (its own thread):
@@ -133,22 +169,20 @@ class RedisStore final : public LimitStore {
     std::optional<RedisClock> redis_clock;  ///< from the last exchange's TIME
     std::size_t forget_shard = 0;           ///< the HybridKeyLedger shard it forgets next
   };
-  /// What one decision needs of a policy, copied under the lock.
-  struct Call {
-    bool live = false;
-    std::uint32_t limit = 0;
-    std::uint32_t window_ms = 0;
-    std::uint32_t buckets = 1;
-    PolicyId fallback;
-    std::string redis_key;
-  };
 
   /// The slot's state when its connection is ready to decide, else null.
   [[nodiscard]] Slot* ready_slot(StoreSlot slot) const;
   [[nodiscard]] Call prepare(PolicyId policy, std::string_view key, const Slot* slot) const;
-  [[nodiscard]] std::string command(const Call& call, bool counting, bool eval) const;
-  void run(Slot& slot, const Call& call, std::string key, bool counting,
-           std::function<void(std::optional<RedisReply>, Outcome)> done, bool eval = false);
+  // Exact mode (redis_store_batch.cpp).
+  /// Adds a decision to its thread's batch; the first of a turn posts the flush.
+  void enqueue(Slot& slot, Pending pending);
+  /// Sends the turn's batch: one script call per kMaxKeysPerCall keys (per hash slot in a
+  /// Redis Cluster).
+  void flush(Slot& slot);
+  /// One script call on `batch` (EVAL after a NOSCRIPT reply).
+  void send_batch(Slot& slot, std::vector<Pending> batch, bool eval);
+  /// Completes every decision of `batch` from the call's reply, or by the fallback.
+  void finish_batch(Slot& slot, std::vector<Pending>& batch, const RedisOutcome& outcome);
   [[nodiscard]] limiter::LimitDecision fallback_decision(const Call& call, std::string_view key);
   [[nodiscard]] limiter::KeyState fallback_state(const Call& call, std::string_view key);
   /// Counts a decision's outcome and notes whether `failing` (its slot's flag) fell back.

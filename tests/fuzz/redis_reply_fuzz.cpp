@@ -2,6 +2,7 @@
 // RESP replies as they arrive from Redis (in two reads: the first byte says where the input is
 // cut), and what the store reads out of each: the limit script's decision and key state, the
 // cluster's slot map, a MOVED/ASK redirect.
+#include <cstddef>
 #include <string_view>
 
 #include "gateway/store/redis_cluster_map.hpp"
@@ -13,8 +14,12 @@ namespace sluice::fuzz {
 namespace {
 
 void read_reply(const store::RedisReply& reply) {
-  (void)store::decision_from(reply);
-  (void)store::state_from(reply);
+  // Every key of a batch the reply's size could answer (five integers per key).
+  const std::size_t count = reply.elements.size() / 5;
+  for (std::size_t i = 0; i < count + 1; ++i) {
+    (void)store::decision_from(reply, i, count);
+    (void)store::state_from(reply, i, count);
+  }
   if (const auto slots = store::parse_cluster_slots(reply)) {
     for (const auto& range : *slots) {
       SLUICE_FUZZ_CHECK(range.first <= range.last && range.last < store::kClusterSlots);

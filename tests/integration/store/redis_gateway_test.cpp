@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -103,6 +105,60 @@ TEST_F(RedisGatewayTest, AConcurrentBurstAcrossBothReplicasNeverExceedsTheLimit)
     EXPECT_EQ(s.sum("sluice_store_operations_total", {{"store", "redis"}, {"result", "error"}}), 0);
   }
   EXPECT_EQ(admitted.load(), 20);
+}
+
+TEST_F(RedisGatewayTest, DecisionsAWorkerMakesTogetherShareOneScriptCall) {
+  // A worker sends the decisions of one turn of its event loop in one script call
+  // (docs/distributed.md, "What happens per request"); each stays exact, in order.
+  json c = config(5);
+  c["threads"] = 1;
+  c["store"]["timeout_ms"] = 5000;  // every decision Redis' (see the burst test above)
+  SluiceProcess a(c);
+  {
+    HttpClient client(a.proxy_port());
+    wait_until_using_redis(a, client);
+  }
+  const auto script_calls = [&] {
+    long long calls = 0;
+    std::istringstream stats(redis.command({"INFO", "commandstats"}));
+    for (std::string line; std::getline(stats, line);) {
+      for (const std::string name : {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="}) {
+        if (line.starts_with(name)) {
+          calls += std::stoll(line.substr(name.size()));
+        }
+      }
+    }
+    return calls;
+  };
+  const auto failed = [&] {
+    const Scrape s = scrape_metrics(a);
+    return s.sum("sluice_store_operations_total", {{"store", "redis"}, {"result", "timeout"}}) +
+           s.sum("sluice_store_operations_total", {{"store", "redis"}, {"result", "error"}});
+  };
+  const double failed_before = failed();  // (the warm-up may have met a connection not ready)
+  const long long before = script_calls();
+  constexpr int kClients = 32;
+  std::atomic<int> shared_admitted{0};
+  std::atomic<int> own_admitted{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&, i] {
+      HttpClient client(a.proxy_port());
+      for (int r = 0; r < 2; ++r) {
+        own_admitted += status_for(client, "own-" + std::to_string(i)) == 200 ? 1 : 0;
+        shared_admitted += status_for(client, "shared") == 200 ? 1 : 0;
+      }
+    });
+  }
+  for (auto& t : clients) {
+    t.join();
+  }
+  EXPECT_EQ(shared_admitted.load(), 5);          // one key: exactly its limit
+  EXPECT_EQ(own_admitted.load(), 2 * kClients);  // 2 each, under the limit of 5
+  const long long calls = script_calls() - before;
+  EXPECT_GT(calls, 0);
+  EXPECT_LT(calls, 4 * kClients) << "every decision went alone";
+  EXPECT_EQ(failed(), failed_before);
 }
 
 TEST_F(RedisGatewayTest, TheWindowSlides) {

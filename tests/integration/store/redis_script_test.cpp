@@ -2,8 +2,11 @@
 // The sliding-window Lua script against a real Redis: the same window as the memory store.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
-#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,22 +30,94 @@ class RedisScriptTest : public ::testing::Test {
     long long retry_ms = 0;
   };
 
-  /// Runs the script with EVALSHA (loading it first) on `key`.
-  Result call(const std::string& key, int limit, int window_ms, int buckets, bool count = true) {
+  /// One key of a call: its limit, shape and mode.
+  struct Key {
+    std::string name;
+    int limit = 0;
+    int window_ms = 60000;
+    int buckets = 10;
+    bool count = true;
+  };
+
+  /// Runs the script with EVALSHA (loading it first) on `keys`, in one call.
+  std::vector<Result> call_batch(const std::vector<Key>& keys) {
     if (!loaded_) {
       EXPECT_EQ(redis.command({"SCRIPT", "LOAD", std::string(sliding_window_script().source)}),
                 sliding_window_script().sha1);
       loaded_ = true;
     }
-    const std::string text =
-        redis.command({"EVALSHA", sliding_window_script().sha1, "1", key, std::to_string(limit),
-                       std::to_string(window_ms), std::to_string(buckets), count ? "1" : "0"});
-    Result r;
-    EXPECT_EQ(std::sscanf(text.c_str(), "%d,%lld,%lld,%lld,%lld", &r.allowed, &r.count,  // NOLINT
-                          &r.limit, &r.reset_ms, &r.retry_ms),
-              5)
-        << text;
-    return r;
+    // Each key's own shape triple (the script takes shared ones too: OneCallSharesAShape...).
+    std::vector<std::string> args{"EVALSHA", sliding_window_script().sha1,
+                                  std::to_string(keys.size())};
+    for (const Key& k : keys) {
+      args.push_back(k.name);
+    }
+    args.push_back(std::to_string(keys.size()));
+    for (const Key& k : keys) {
+      args.push_back(std::to_string(k.limit));
+      args.push_back(std::to_string(k.window_ms));
+      args.push_back(std::to_string(k.buckets));
+    }
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      args.push_back(std::to_string(2 * i + (keys[i].count ? 1 : 0)));
+    }
+    std::string reply = redis.command(args);  // "1,1,3,59694,0,..." (five integers per key)
+    std::replace(reply.begin(), reply.end(), ',', ' ');
+    std::istringstream text(reply);
+    std::vector<Result> results(keys.size());
+    for (Result& r : results) {
+      text >> r.allowed >> r.count >> r.limit >> r.reset_ms >> r.retry_ms;
+    }
+    EXPECT_FALSE(text.fail()) << reply;
+    std::string rest;
+    EXPECT_FALSE(text >> rest) << "more than five integers per key: " << reply;
+    return results;
+  }
+
+  /// Runs the script on `key` alone.
+  Result call(const std::string& key, int limit, int window_ms, int buckets, bool count = true) {
+    return call_batch({{key, limit, window_ms, buckets, count}}).front();
+  }
+
+  /// Waits for Redis' clock to be 30 ms into bucket `bucket` of `width_ms` (time passing is
+  /// the behaviour under test).
+  ::testing::AssertionResult into(std::int64_t bucket, std::int64_t width_ms) {
+    return testing::wait_for_redis_clock(redis, bucket * width_ms + 30);
+  }
+
+  /// A window as the script stores it: the little-endian header, then the ring.
+  struct Stored {
+    std::uint32_t window_ms = 0;
+    std::uint32_t buckets = 0;
+    double head = 0;
+    double oldest = 0;
+    std::uint32_t total = 0;
+    std::uint32_t fresh = 0;
+    std::vector<std::uint32_t> ring;
+  };
+
+  Stored stored(const std::string& key) {
+    const std::string value = redis.command({"GET", key});
+    Stored s;
+    constexpr std::size_t kHeader = 32;
+    EXPECT_GE(value.size(), kHeader) << "no window under " << key;
+    if (value.size() < kHeader) {
+      return s;
+    }
+    const auto read = [&](std::size_t at, auto& field) {
+      std::memcpy(&field, value.data() + at, sizeof(field));  // (x86-64: little-endian)
+    };
+    read(0, s.window_ms);
+    read(4, s.buckets);
+    read(8, s.head);
+    read(16, s.oldest);
+    read(24, s.total);
+    read(28, s.fresh);
+    s.ring.resize((value.size() - kHeader) / 4);
+    for (std::size_t i = 0; i < s.ring.size(); ++i) {
+      read(kHeader + 4 * i, s.ring[i]);
+    }
+    return s;
   }
 
  private:
@@ -89,21 +164,21 @@ TEST_F(RedisScriptTest, OldBucketsSlideOutOfTheWindow) {
   const Result r = call("{p:k}", 2, 400, 4);
   EXPECT_EQ(r.allowed, 1);
   EXPECT_EQ(r.count, 1);
-  // A fixed-size ring: the shape, the head, the running total, the oldest bucket with a count
-  // and 4 counters of 4 bytes.
-  EXPECT_EQ(redis.command({"HLEN", "{p:k}"}), "5");
-  EXPECT_EQ(redis.command({"HGET", "{p:k}", "t"}), "1");
-  EXPECT_EQ(redis.command({"HGET", "{p:k}", "o"}), redis.command({"HGET", "{p:k}", "h"}));
-  EXPECT_EQ(redis.command({"HSTRLEN", "{p:k}", "c"}), "16");
+  // A fixed-size ring: a 32-byte header (the shape, the newest bucket, the oldest bucket with
+  // a count, the running total and the newest bucket's fresh counts) and 4 counters of 4 bytes.
+  EXPECT_EQ(redis.command({"STRLEN", "{p:k}"}), "48");
+  const Stored s = stored("{p:k}");
+  EXPECT_EQ(s.total, 1U);
+  EXPECT_EQ(s.oldest, s.head);
+  EXPECT_EQ(s.window_ms, 400U);
+  EXPECT_EQ(s.buckets, 4U);
 }
 
 TEST_F(RedisScriptTest, APartialSlideDropsOnlyTheBucketsThatLeft) {
   // Buckets of 300 ms on Redis' clock; each step starts 30 ms into a bucket (waiting on Redis'
   // clock: time passing is the behaviour under test).
   constexpr std::int64_t kWidth = 300;
-  const auto into_bucket = [&](std::int64_t bucket) {
-    return testing::wait_for_redis_clock(redis, bucket * kWidth + 30);
-  };
+  const auto into_bucket = [&](std::int64_t bucket) { return into(bucket, kWidth); };
   const std::int64_t first = redis.time_ms() / kWidth + 1;
   ASSERT_TRUE(into_bucket(first));
   EXPECT_EQ(call("{p:s}", 10, 4 * kWidth, 4).count, 1);
@@ -119,12 +194,12 @@ TEST_F(RedisScriptTest, APartialSlideDropsOnlyTheBucketsThatLeft) {
   EXPECT_EQ(r.count, 2);
   EXPECT_GT(r.reset_ms, kWidth);  // the oldest count is now the one of bucket first + 2
   EXPECT_LE(r.reset_ms, 2 * kWidth);
-  EXPECT_EQ(redis.command({"HGET", "{p:s}", "t"}), "2");
-  EXPECT_EQ(redis.command({"HGET", "{p:s}", "o"}), std::to_string(first + 2));
+  EXPECT_EQ(stored("{p:s}").total, 2U);
+  EXPECT_EQ(stored("{p:s}").oldest, static_cast<double>(first + 2));
   // Inspecting in a later bucket sees the same total and writes nothing.
   ASSERT_TRUE(into_bucket(first + 5));
   EXPECT_EQ(call("{p:s}", 10, 4 * kWidth, 4, /*count=*/false).count, 2);
-  EXPECT_EQ(redis.command({"HGET", "{p:s}", "h"}), std::to_string(first + 4));
+  EXPECT_EQ(stored("{p:s}").head, static_cast<double>(first + 4));
 }
 
 TEST_F(RedisScriptTest, TheLimitArgumentIsTheOverride) {
@@ -150,12 +225,12 @@ TEST_F(RedisScriptTest, TheTtlIsSetOncePerBucketAndOutlastsItsCounts) {
   // leave it (one call fewer), and it still outlasts the bucket's counts, which leave the window
   // at most one window after the bucket started.
   call("{p:k}", 5, 600000, 10);
-  const std::string head = redis.command({"HGET", "{p:k}", "h"});
+  const double head = stored("{p:k}").head;
   const long long first = std::stoll(redis.command({"PTTL", "{p:k}"}));
   const Result r = call("{p:k}", 5, 600000, 10);
   ASSERT_EQ(r.allowed, 1);
   const long long second = std::stoll(redis.command({"PTTL", "{p:k}"}));
-  if (redis.command({"HGET", "{p:k}", "h"}) == head) {  // (not across a 60 s bucket boundary)
+  if (stored("{p:k}").head == head) {  // (not across a 60 s bucket boundary)
     EXPECT_LE(second, first);
   }
   EXPECT_GT(second, 600000);  // the newest count leaves within 600 s
@@ -168,10 +243,109 @@ TEST_F(RedisScriptTest, ANewShapeCarriesTheInWindowCountIntoTheCurrentBucket) {
   }
   const Result reshaped = call("{p:k}", 5, 30000, 60, /*count=*/false);
   EXPECT_EQ(reshaped.count, 3);  // never a fresh allowance
-  EXPECT_EQ(redis.command({"HGET", "{p:k}", "g"}), "500:60");
+  EXPECT_EQ(stored("{p:k}").window_ms, 30000U);
+  EXPECT_EQ(stored("{p:k}").buckets, 60U);
   EXPECT_EQ(call("{p:k}", 5, 30000, 60).count, 4);
   EXPECT_EQ(call("{p:k}", 5, 30000, 60).count, 5);
   EXPECT_EQ(call("{p:k}", 5, 30000, 60).allowed, 0);
+}
+
+TEST_F(RedisScriptTest, CountsInTheNewestBucketAreWrittenInPlaceAndJoinTheRingWhenItMoves) {
+  // Buckets of 300 ms on Redis' clock; each step starts 30 ms into a bucket.
+  constexpr std::int64_t kWidth = 300;
+  const auto into_bucket = [&](std::int64_t bucket) { return into(bucket, kWidth); };
+  const std::int64_t first = redis.time_ms() / kWidth + 1;
+  ASSERT_TRUE(into_bucket(first));
+  for (int i = 1; i <= 3; ++i) {
+    EXPECT_EQ(call("{p:f}", 10, 4 * kWidth, 4).count, i);
+  }
+  // The first count made the window; the next two are the header's fresh counts.
+  Stored s = stored("{p:f}");
+  EXPECT_EQ(s.total, 3U);
+  EXPECT_EQ(s.fresh, 2U);
+  EXPECT_EQ(std::accumulate(s.ring.begin(), s.ring.end(), 0U), 1U);
+  // A later bucket folds them into their bucket's slot before anything slides.
+  ASSERT_TRUE(into_bucket(first + 1));
+  EXPECT_EQ(call("{p:f}", 10, 4 * kWidth, 4).count, 4);
+  s = stored("{p:f}");
+  EXPECT_EQ(s.fresh, 0U);
+  EXPECT_EQ(s.total, 4U);
+  EXPECT_EQ(s.ring[first % 4], 3U);
+  EXPECT_EQ(s.ring[(first + 1) % 4], 1U);
+  EXPECT_EQ(s.head, static_cast<double>(first + 1));
+  // Once the first bucket leaves, its three counts go with it.
+  ASSERT_TRUE(into_bucket(first + 4));
+  const Result r = call("{p:f}", 10, 4 * kWidth, 4);
+  EXPECT_EQ(r.count, 2);
+  EXPECT_EQ(stored("{p:f}").oldest, static_cast<double>(first + 1));
+}
+
+TEST_F(RedisScriptTest, OneCallDecidesItsKeysInOrder) {
+  // The same key twice in a call counts twice, as two calls would; other keys stay apart.
+  const auto results = call_batch({{"{p:a}", 2},
+                                   {"{p:a}", 2},
+                                   {"{p:b}", 2},
+                                   {"{p:a}", 2},
+                                   {"{p:a}", 2, 60000, 10, /*count=*/false},
+                                   {"{p:none}", 2, 60000, 10, /*count=*/false}});
+  ASSERT_EQ(results.size(), 6U);
+  EXPECT_EQ(results[0].allowed, 1);
+  EXPECT_EQ(results[0].count, 1);
+  EXPECT_EQ(results[1].allowed, 1);
+  EXPECT_EQ(results[1].count, 2);
+  EXPECT_EQ(results[2].allowed, 1);
+  EXPECT_EQ(results[2].count, 1);
+  EXPECT_EQ(results[3].allowed, 0);  // the third of `a` is over its limit of 2
+  EXPECT_EQ(results[3].count, 2);
+  EXPECT_GT(results[3].retry_ms, 0);
+  EXPECT_EQ(results[4].count, 2);
+  EXPECT_EQ(results[5].count, 0);
+  EXPECT_EQ(redis.command({"EXISTS", "{p:none}"}), "0");
+  // Keys of different policies in one call: each its own limit and shape.
+  const auto mixed = call_batch({{"{q:a}", 1, 1000, 4}, {"{r:a}", 5, 60000, 60}});
+  EXPECT_EQ(mixed[0].limit, 1);
+  EXPECT_LE(mixed[0].reset_ms, 1000);
+  EXPECT_EQ(mixed[1].limit, 5);
+  EXPECT_GT(mixed[1].reset_ms, 1000);
+  EXPECT_EQ(stored("{r:a}").buckets, 60U);
+}
+
+TEST_F(RedisScriptTest, KeysOfOneCallShareAShapeByItsIndex) {
+  (void)call("{p:warm-up}", 1, 60000, 10, /*count=*/false);  // loads the script
+  // Two shapes for three keys: a and c under shape 0 (limit 1), b under shape 1 (limit 3). A
+  // key's code is 2 * its shape + its mode: a counts (1), b counts (3), c is inspected (0).
+  const std::vector<std::string> args{"EVALSHA", sliding_window_script().sha1,
+                                      "3",       "{p:a}",
+                                      "{p:b}",   "{p:c}",
+                                      "2",       "1",
+                                      "60000",   "10",
+                                      "3",       "60000",
+                                      "10",      "1",
+                                      "3",       "0"};
+  const auto fields = [&] {
+    std::string text = redis.command(args);
+    std::replace(text.begin(), text.end(), ',', ' ');
+    std::istringstream in(text);
+    std::vector<long long> v;
+    for (long long x = 0; in >> x;) {
+      v.push_back(x);
+    }
+    return v;
+  };
+  std::vector<long long> v = fields();
+  ASSERT_EQ(v.size(), 15U);
+  EXPECT_EQ(v[0], 1);  // a: admitted under limit 1
+  EXPECT_EQ(v[2], 1);
+  EXPECT_EQ(v[5], 1);  // b: admitted, count 1 of limit 3
+  EXPECT_EQ(v[7], 3);
+  EXPECT_EQ(v[11], 0);  // c: inspected, nothing counted
+  EXPECT_EQ(v[12], 1);
+  v = fields();
+  ASSERT_EQ(v.size(), 15U);
+  EXPECT_EQ(v[0], 0);  // a: its limit of 1 reached
+  EXPECT_EQ(v[6], 2);  // b: count 2
+  EXPECT_EQ(v[11], 0);
+  EXPECT_EQ(redis.command({"EXISTS", "{p:c}"}), "0");
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ TEST(RedisCodecTest, TheSharedHashKeyIs32HexDigits) {
 }
 
 TEST(RedisCodecTest, AnAdmittedReplyBecomesADecisionWithTheRemainingAfterIt) {
-  const auto d = decision_from(integers({1, 3, 10, 54000, 0}));
+  const auto d = decision_from(integers({1, 3, 10, 54000, 0}), 0, 1);
   ASSERT_TRUE(d.has_value());
   EXPECT_TRUE(d->allowed);
   EXPECT_EQ(d->limit, 10U);
@@ -47,7 +47,7 @@ TEST(RedisCodecTest, AnAdmittedReplyBecomesADecisionWithTheRemainingAfterIt) {
 }
 
 TEST(RedisCodecTest, ADeniedReplyCarriesRetryAfterAndNothingRemaining) {
-  const auto d = decision_from(integers({0, 10, 10, 30000, 12000}));
+  const auto d = decision_from(integers({0, 10, 10, 30000, 12000}), 0, 1);
   ASSERT_TRUE(d.has_value());
   EXPECT_FALSE(d->allowed);
   EXPECT_EQ(d->remaining, 0U);
@@ -55,27 +55,44 @@ TEST(RedisCodecTest, ADeniedReplyCarriesRetryAfterAndNothingRemaining) {
 }
 
 TEST(RedisCodecTest, AnythingButFiveIntegersIsRejected) {
-  EXPECT_FALSE(decision_from(integers({1, 2, 3})));
+  EXPECT_FALSE(decision_from(integers({1, 2, 3}), 0, 1));
   RedisReply error;
   error.type = RedisReply::Type::kError;
   error.text = "ERR";
-  EXPECT_FALSE(decision_from(error));
-  EXPECT_FALSE(state_from(error));
-  const auto state = state_from(integers({0, 12, 10, 1000, 0}));
+  EXPECT_FALSE(decision_from(error, 0, 1));
+  EXPECT_FALSE(state_from(error, 0, 1));
+  const auto state = state_from(integers({0, 12, 10, 1000, 0}), 0, 1);
   ASSERT_TRUE(state.has_value());
   EXPECT_EQ(state->count, 12U);
   EXPECT_EQ(state->remaining, 0U);  // over an override that was lowered
+}
+
+TEST(RedisCodecTest, EachKeyOfABatchReadsItsOwnFiveIntegers) {
+  const RedisReply reply = integers({1, 1, 5, 60000, 0, 0, 5, 5, 30000, 2000, 1, 2, 5, 60000, 0});
+  const auto first = decision_from(reply, 0, 3);
+  const auto denied = decision_from(reply, 1, 3);
+  const auto third = state_from(reply, 2, 3);
+  ASSERT_TRUE(first && denied && third);
+  EXPECT_TRUE(first->allowed);
+  EXPECT_EQ(first->remaining, 4U);
+  EXPECT_FALSE(denied->allowed);
+  EXPECT_EQ(denied->retry_after, std::chrono::milliseconds(2000));
+  EXPECT_EQ(third->count, 2U);
+  // A reply of another size than the batch is wrong for every key, and no key past the end.
+  EXPECT_FALSE(decision_from(reply, 0, 2));
+  EXPECT_FALSE(decision_from(reply, 0, 4));
+  EXPECT_FALSE(decision_from(reply, 3, 3));
 }
 
 TEST(RedisCodecTest, DurationsFromABrokenScriptReplyStayWithinAYear) {
   // INT64_MAX milliseconds overflowed the conversion to the clock's ticks (undefined behaviour;
   // found by the redis_reply fuzz target); a negative one is no time at all.
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-  const auto d = decision_from(integers({0, 10, 10, kMax, -5}));
+  const auto d = decision_from(integers({0, 10, 10, kMax, -5}), 0, 1);
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->reset, std::chrono::milliseconds(365LL * 24 * 3600 * 1000));
   EXPECT_EQ(d->retry_after, std::chrono::milliseconds(0));
-  const auto state = state_from(integers({1, 1, 10, kMax, 0}));
+  const auto state = state_from(integers({1, 1, 10, kMax, 0}), 0, 1);
   ASSERT_TRUE(state.has_value());
   EXPECT_EQ(state->reset, std::chrono::milliseconds(365LL * 24 * 3600 * 1000));
 }
@@ -85,13 +102,13 @@ TEST(RedisCodecTest, CountsFromABrokenScriptReplyNeitherOverflowNorWrap) {
   // found by the redis_reply fuzz target in CI): both are taken within [0, 2^32 - 1] first.
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   constexpr std::uint32_t kMost = std::numeric_limits<std::uint32_t>::max();
-  const auto d = decision_from(integers({1, -1, kMax, 0, 0}));
+  const auto d = decision_from(integers({1, -1, kMax, 0, 0}), 0, 1);
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->remaining, kMost);
-  const auto low = decision_from(integers({1, 5, -7, 0, 0}));
+  const auto low = decision_from(integers({1, 5, -7, 0, 0}), 0, 1);
   ASSERT_TRUE(low.has_value());
   EXPECT_EQ(low->remaining, 0U);
-  const auto state = state_from(integers({1, -1, kMax, 0, 0}));
+  const auto state = state_from(integers({1, -1, kMax, 0, 0}), 0, 1);
   ASSERT_TRUE(state.has_value());
   EXPECT_EQ(state->remaining, kMost);
 }
