@@ -79,7 +79,8 @@
 #   BIN_DIR [build/bin]  OUT_DIR [build/bench/peers]
 #   BASELINE_BIN [unset]  another sluice binary (say the build before a change), measured beside
 #                    BIN_DIR's as base-1 and base-2 in the throughput section, base-1 in the
-#                    pinned and syscalls ones and base-tls in the tls and tlssyscalls ones, in
+#                    pinned and syscalls ones, base-tls in the tls and tlssyscalls ones and
+#                    base-redis (store redis, exact) in the redis one, in
 #                    the same interleaved rounds: a before/after comparison whose ratio
 #                    (sluice-N / base-N per round) the summary prints
 #   TARGETS [all]    space-separated target names: the throughput, pinned, limits, websocket and
@@ -386,11 +387,13 @@ start_target() {
     sluice-ws | sluice-ws-idle) start_sluice "$name" 1 "$cpus" 30000 sluice-ws.json.in ;;
     sluice-h2 | sluice-h2-idle) start_sluice "$name" 1 "$cpus" 30000 sluice-h2.json.in ;;
     sluice-log) start_sluice "$name" 1 "$cpus" 30000 sluice.json.in "$LOGDIR/$name.access.log" ;;
-    sluice-redis | sluice-hybrid)
-      start_sluice "$name" 1 "$cpus" 30000 "$name.json.in" || return 1
+    sluice-redis | sluice-hybrid | base-redis)
+      local bin=$SLUICE_BIN config=$name.json.in
+      [[ $name != base-redis ]] || bin=$BASE_SLUICE_BIN config=sluice-redis.json.in
+      SLUICE_BIN=$bin start_sluice "$name" 1 "$cpus" 30000 "$config" || return 1
       # Decisions go to Redis only once its connection is up: wait for the "ready" line.
       wait_for_line "$name" "${TARGET_PID[$name]}" 'redis store ready' || return 1
-      REDIS_SHA=$(sed -nE 's/.*window_script=([0-9a-f]+).*/\1/p' <<<"$READY_LINE")
+      [[ $name == base-redis ]] || REDIS_SHA=$(sed -nE 's/.*window_script=([0-9a-f]+).*/\1/p' <<<"$READY_LINE")
       ;;
     sluice-*) start_sluice "$name" "$workers" "$cpus" ;;
     base-tls) SLUICE_BIN=$BASE_SLUICE_BIN start_sluice "$name" 1 "$cpus" 30000 sluice-tls.json.in ;;
@@ -600,6 +603,7 @@ throughput_phase() {
     redis)
       proxy_cpus=0 other_cpus=1
       targets=(sluice-limits sluice-redis sluice-hybrid)
+      [[ -z $BASELINE_BIN ]] || targets+=(base-redis)
       WRK_SCRIPT=(-s "$PEERS_DIR/keys.lua") WRK_SCRIPT_ARGS=(-- "$LIMIT_KEYS")
       log "=== REDIS: the limit in the memory store against the Redis store, X-API-Key over" \
         "$LIMIT_KEYS keys; pinned like PINNED, redis-server with wrk and the backend ==="
@@ -669,7 +673,7 @@ throughput_phase() {
     for t in "${started[@]}"; do
       backend_alive || break 2
       [[ -z ${TARGET_DEAD[$t]:-} ]] || continue
-      if [[ $t == sluice-redis || $t == sluice-hybrid ]]; then
+      if [[ $t == sluice-redis || $t == sluice-hybrid || $t == base-redis ]]; then
         local calls0 calls1 cpu0 cpu1
         calls0=$(redis_calls "$t") cpu0=$(redis_cpu_ticks)
         measure "$variant" "$t" "$round"
@@ -813,10 +817,12 @@ redis_cpu_ticks() {
 }
 
 # redis_figures CPUS: Redis commands per proxied request over the measured rounds, and the
-# ceiling: redis-benchmark running the same EVALSHA over the same number of keys, on CPUS.
+# ceiling: redis-benchmark running the sliding-window script, one key per call,
+# over the same number of keys, on CPUS.
 redis_figures() {
   local cpus=$1 per_request ceiling="n/a" t calls requests
-  for t in sluice-redis sluice-hybrid; do
+  for t in sluice-redis sluice-hybrid base-redis; do
+    [[ $t != base-redis || -n $BASELINE_BIN ]] || continue
     calls=${REDIS_CALLS[$t]:-0} requests=${REDIS_REQUESTS[$t]:-0} per_request="n/a"
     if ((requests > 0)); then
       per_request=$(awk -v c="$calls" -v r="$requests" 'BEGIN { printf "%.3f", c / r }')
@@ -834,7 +840,7 @@ redis_figures() {
     pin_cmd "$cpus"
     local out=$LOGDIR/redis-benchmark.csv
     "${PIN[@]}" redis-benchmark -p "$REDIS_PORT" -c "$CONNECTIONS" -n 500000 -r "$LIMIT_KEYS" \
-      --csv EVALSHA "$REDIS_SHA" 1 'sluice:{bench:__rand_int__}' 1000000000 60000 60 1 \
+      --csv EVALSHA "$REDIS_SHA" 1 'sluice:{bench:__rand_int__}:ring' 1 1000000000 60000 60 1 \
       >"$out" 2>&1 || warn "redis-benchmark failed (see $out)"
     ceiling=$(awk -F'","' 'NR == 2 { print $2 }' "$out" | tr -d '"')
   fi

@@ -35,6 +35,7 @@ LABELS = {
     "base-1": "sluice threads=1, the baseline build (BASELINE_BIN)",
     "base-2": "sluice threads=2, the baseline build (BASELINE_BIN)",
     "base-tls": "sluice threads=1, HTTPS, the baseline build (BASELINE_BIN)",
+    "base-redis": "sluice threads=1, the same limit in Redis, the baseline build (BASELINE_BIN)",
     "nginx-1": "nginx 1 worker",
     "nginx-2": "nginx 2 workers",
     "haproxy-1": "haproxy nbthread 1",
@@ -275,15 +276,18 @@ def ratios(targets: dict) -> list:
 
 
 def baseline_lines(raw: list, variant: str) -> list:
-    """Before and after in the same rounds: sluice-N / base-N (N: 1, 2 or tls) per round (req/s
-    and CPU per request), their medians and ranges, beside each build's ratio to nginx-N."""
+    """Before and after in the same rounds: sluice-N / base-N (N: 1, 2, tls or redis) per round
+    (req/s and CPU per request), their medians and ranges, beside each build's ratio to nginx-N
+    (for redis: to the memory store, sluice-limits)."""
     rounds: dict = {}
     for row in raw:
         if row["variant"] == variant:
             rounds.setdefault(row["round"], {})[row["target"]] = row
     lines = []
-    for kind in ("1", "2", "tls"):
+    for kind in ("1", "2", "tls", "redis"):
         new, base, peer = f"sluice-{kind}", f"base-{kind}", f"nginx-{kind}"
+        if kind == "redis":
+            peer = REDIS_MEMORY
         pairs = [(number(r[new]["rps"]), number(r[base]["rps"]), number(r[new]["cpu_us_per_req"]),
                   number(r[base]["cpu_us_per_req"]), number(r.get(peer, {}).get("rps")))
                  for r in rounds.values() if new in r and base in r]
@@ -297,7 +301,7 @@ def baseline_lines(raw: list, variant: str) -> list:
         if not lines:
             lines += ["", "Before and after in the same rounds (the baseline is BASELINE_BIN):", "",
                       "| pair | req/s ratio, median (range) | CPU/req ratio, median (range) "
-                      "| each / nginx, req/s median |",
+                      "| each / nginx (redis: / the memory store), req/s median |",
                       "| --- | ---: | ---: | ---: |"]
         vs_peer = (f"{statistics.median(new_peer):.3f} against {statistics.median(base_peer):.3f}"
                    if new_peer else "—")
@@ -486,6 +490,7 @@ def throughput_tables(summary: dict, meta: dict, raw: list) -> list:
             lines += baseline_lines(raw, variant)
         if variant == "redis":
             lines += redis_lines(targets, meta)
+            lines += baseline_lines(raw, variant)
         if variant == "accesslog":
             lines += accesslog_lines(targets, notes)
         if variant in ("tls", "tlsnew"):
@@ -661,7 +666,7 @@ def redis_lines(targets: dict, meta: dict) -> list:
                      f"p99 added {fmt(c['p99_added_us'])} µs (target <= "
                      f"{REDIS_MAX_P99_ADDED_US:.0f}: "
                      f"{'met' if c['p99_added_met'] else 'MISSED'}).")
-    for name in (REDIS_OURS, REDIS_HYBRID):
+    for name in (REDIS_OURS, REDIS_HYBRID, "base-redis"):
         per_request = meta.get(f"redis.commands_per_request.{name}")
         if per_request:
             lines.append(f"Redis commands per proxied request, {name} (INFO commandstats, "
