@@ -40,6 +40,12 @@ local function count(s, slot)
   return (sunpack('<I4', s, H + 4 * slot + 1))
 end
 
+-- The first slot of a..b (a <= b) holding a count, or nil: one search, not a read per slot.
+local function first_count(s, a, b)
+  local at = find(s, '[^%z]', H + 4 * a + 1)
+  if at and at <= H + 4 * b + 4 then return floor((at - H - 1) / 4) end
+end
+
 -- The value with `delta` added to ring slot `slot`.
 local function add(s, slot, delta)
   local at = H + 4 * slot + 1
@@ -108,14 +114,20 @@ local function decide(key, limit, window, n, counting)
     if total == 0 then
       oldest = 0
     elseif oldest < cur - n + 1 then
-      -- The oldest count left: the next one is in buckets cur - n + 1 .. head, whose slots
-      -- are as stored but for head's.
+      -- The oldest count left: the next one is in buckets cur - n + 1 .. head - 1 (slots a
+      -- onwards, as stored, wrapping at most once), else in head.
       oldest = head
-      for x = cur - n + 1, head - 1 do
-        if count(s, x % n) > 0 then
-          oldest = x
-          break
+      local len = n - k - 1
+      if len > 0 then
+        local a = (cur + 1) % n
+        local b = a + len - 1
+        local slot
+        if b < n then
+          slot = first_count(s, a, b)
+        else
+          slot = first_count(s, a, n - 1) or first_count(s, 0, b - n)
         end
+        if slot then oldest = cur - n + 1 + (slot - a) % n end
       end
     end
     local c, retry = 0, 0

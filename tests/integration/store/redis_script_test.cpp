@@ -280,6 +280,31 @@ TEST_F(RedisScriptTest, CountsInTheNewestBucketAreWrittenInPlaceAndJoinTheRingWh
   EXPECT_EQ(stored("{p:f}").oldest, static_cast<double>(first + 1));
 }
 
+TEST_F(RedisScriptTest, WhenTheOldestCountLeavesTheNextIsFoundAcrossTheRingsEnd) {
+  // 6 buckets of 300 ms; bucket b lives at slot b % 6. Counts in b0, b4 and b5 with b0 % 6 == 3:
+  // at b6, b0's count leaves and the next oldest is searched in b1..b4, slots 4, 5, 0, 1, and
+  // found at the ring's start (b4, slot 1).
+  constexpr std::int64_t kWidth = 300;
+  std::int64_t b0 = redis.time_ms() / kWidth + 1;
+  b0 += (3 - b0 % 6 + 6) % 6;
+  ASSERT_TRUE(into(b0, kWidth));
+  EXPECT_EQ(call("{p:w}", 10, 6 * kWidth, 6).count, 1);
+  ASSERT_TRUE(into(b0 + 4, kWidth));
+  EXPECT_EQ(call("{p:w}", 10, 6 * kWidth, 6).count, 2);
+  ASSERT_TRUE(into(b0 + 5, kWidth));
+  EXPECT_EQ(call("{p:w}", 10, 6 * kWidth, 6).count, 3);
+  ASSERT_TRUE(into(b0 + 6, kWidth));
+  const Result r = call("{p:w}", 10, 6 * kWidth, 6);
+  EXPECT_EQ(r.count, 3);  // b4, b5 and this one
+  EXPECT_EQ(stored("{p:w}").oldest, static_cast<double>(b0 + 4));
+  EXPECT_GT(r.reset_ms, 3 * kWidth);  // b4 leaves at (b4 + 6) * width: 4 buckets from b6's start
+  EXPECT_LE(r.reset_ms, 4 * kWidth);
+  // And in the middle of the ring: at b0 + 10, b4 has left; b5 (slot 2) is next.
+  ASSERT_TRUE(into(b0 + 10, kWidth));
+  EXPECT_EQ(call("{p:w}", 10, 6 * kWidth, 6).count, 3);
+  EXPECT_EQ(stored("{p:w}").oldest, static_cast<double>(b0 + 5));
+}
+
 TEST_F(RedisScriptTest, OneCallDecidesItsKeysInOrder) {
   // The same key twice in a call counts twice, as two calls would; other keys stay apart.
   const auto results = call_batch({{"{p:a}", 2},
