@@ -200,8 +200,15 @@ bool ClientConnection::receive(std::string_view bytes) {
   if (gone_) {
     return false;
   }
+  receiving_ = true;
   const ssize_t rv = nghttp2_session_mem_recv(
       session_, reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+  receiving_ = false;
+  for (ClientStream* stream : woken_) {  // (wake_reader() only posts: the list stays as it is)
+    stream->wake_due_ = false;
+    stream->wake_reader();
+  }
+  woken_.clear();
   if (rv < 0) {
     reason_ = nghttp2_strerror(static_cast<int>(rv));
     nghttp2_session_terminate_session(session_, NGHTTP2_PROTOCOL_ERROR);

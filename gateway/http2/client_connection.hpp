@@ -91,25 +91,27 @@ class ClientStream final : public boost::intrusive::list_base_hook<
   template <typename Buffers>
   void write(const Buffers& buffers, Handler handler) {
     boost::system::error_code ec;
-    std::size_t taken = 0;
-    for (auto it = boost::asio::buffer_sequence_begin(buffers);
-         it != boost::asio::buffer_sequence_end(buffers) && !ec; ++it) {
-      const boost::asio::const_buffer b(*it);
-      taken += take({static_cast<const char*>(b.data()), b.size()}, ec);
-    }
+    const std::size_t taken = write_now(buffers, ec);
     finish_write(std::move(handler), ec, taken);
   }
   /// The write's fast path: takes all of `buffers` now (the request is buffered for nghttp2
-  /// anyway); sets `ec` as write() would fail.
+  /// anyway); sets `ec` as write() would fail. The pieces are joined before the parser sees
+  /// them: a head gathered from many small buffers is parsed once, not once per piece.
   template <typename Buffers>
   std::size_t write_now(const Buffers& buffers, boost::system::error_code& ec) {
+    if (!accepts(ec)) {
+      return 0;
+    }
     std::size_t taken = 0;
     for (auto it = boost::asio::buffer_sequence_begin(buffers);
-         it != boost::asio::buffer_sequence_end(buffers) && !ec; ++it) {
+         it != boost::asio::buffer_sequence_end(buffers); ++it) {
       const boost::asio::const_buffer b(*it);
-      taken += take({static_cast<const char*>(b.data()), b.size()}, ec);
+      if (!discarding()) {
+        pending_.append(static_cast<const char*>(b.data()), b.size());
+      }
+      taken += b.size();
     }
-    return taken;
+    return parse(ec) ? taken : 0;
   }
   /// Fails the pending read and write with operation_aborted (a deadline expired).
   void cancel();
@@ -156,7 +158,12 @@ class ClientStream final : public boost::intrusive::list_base_hook<
     ClientStream& owner_;
   };
 
-  std::size_t take(std::string_view bytes, boost::system::error_code& ec);
+  /// Whether request bytes can still be written (`ec`: connection_reset when not).
+  bool accepts(boost::system::error_code& ec) const;
+  /// Whether written request bytes go nowhere (the backend answered without them).
+  [[nodiscard]] bool discarding() const noexcept { return request_ended_ || closed_; }
+  /// Runs the parser over the bytes written (`pending_`): false with `ec` when malformed.
+  bool parse(boost::system::error_code& ec);
   void finish_write(Handler handler, boost::system::error_code ec, std::size_t n);
   void complete(Handler& handler, boost::system::error_code ec, std::size_t n);
   bool submit_head(bool has_body);
@@ -213,6 +220,7 @@ class ClientStream final : public boost::intrusive::list_base_hook<
   std::size_t unconsumed_ = 0;    ///< DATA bytes not credited back to the backend yet
   Handler read_handler_;
   boost::asio::mutable_buffer read_into_;
+  bool wake_due_ = false;  ///< in the connection's woken_ list
 };
 
 /// The client side of one HTTP/2 connection to a backend: libnghttp2's client session and the
@@ -274,6 +282,10 @@ class ClientConnection : public std::enable_shared_from_this<ClientConnection> {
   /// simply not found, whatever nghttp2 still has queued for it).
   std::unordered_map<std::int32_t, ClientStream*> ids_;
   std::vector<std::unique_ptr<ClientStream>> spare_;  ///< finished stream objects for reuse
+  /// Inside receive(): a stream's read completes after all the bytes read have been taken in,
+  /// so a response whose HEADERS and DATA came in one read is read whole, in one completion.
+  bool receiving_ = false;
+  std::vector<ClientStream*> woken_;  ///< streams to wake when receive() is done
   bool going_away_ = false;
   bool gone_ = false;
   std::string reason_;

@@ -123,6 +123,10 @@ void ClientStream::start(std::shared_ptr<ClientConnection> connection) {
 void ClientStream::finish() {
   close();
   cancel();  // (a handler still here is the exchange's, which is done with the stream)
+  if (wake_due_) {
+    std::erase(connection_->woken_, this);
+    wake_due_ = false;
+  }
   id_ = 0;
   closed_ = false;
   reset_ = false;
@@ -163,15 +167,19 @@ void ClientStream::complete(Handler& handler, error_code ec, std::size_t n) {
   net::post(executor_, [h = std::move(h), ec, n]() mutable { std::move(h)(ec, n); });
 }
 
-std::size_t ClientStream::take(std::string_view bytes, error_code& ec) {
+bool ClientStream::accepts(error_code& ec) const {
   if (reset_ || (closed_ && !response_ended_)) {
     ec = net::error::connection_reset;
-    return 0;
+    return false;
   }
-  if (request_ended_ || closed_) {
-    return bytes.size();  // the backend answered without the rest: nothing more goes
+  return true;
+}
+
+bool ClientStream::parse(error_code& ec) {
+  if (discarding()) {
+    pending_.clear();
+    return true;
   }
-  pending_.append(bytes);
   std::string_view data = pending_;
   while (!data.empty() && !reader_->is_done()) {
     boost::beast::error_code pec;
@@ -183,7 +191,7 @@ std::size_t ClientStream::take(std::string_view bytes, error_code& ec) {
     if (pec) {
       ec = pec;  // (the exchange wrote it: this is not expected to happen)
       close();
-      return 0;
+      return false;
     }
     if (n == 0) {
       break;
@@ -191,7 +199,7 @@ std::size_t ClientStream::take(std::string_view bytes, error_code& ec) {
   }
   pending_.erase(0, pending_.size() - data.size());
   resume_data();
-  return bytes.size();
+  return true;
 }
 
 void ClientStream::finish_write(Handler handler, error_code ec, std::size_t n) {
@@ -302,6 +310,13 @@ void ClientStream::read(net::mutable_buffer into, Handler handler) {
 
 void ClientStream::wake_reader() {
   if (!read_handler_) {
+    return;
+  }
+  if (connection_->receiving_) {  // after the rest of what was read (ClientConnection::receive)
+    if (!wake_due_) {
+      wake_due_ = true;
+      connection_->woken_.push_back(this);
+    }
     return;
   }
   if (read_into_.size() == 0) {

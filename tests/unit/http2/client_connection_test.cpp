@@ -264,6 +264,38 @@ TEST_F(ClientConnectionTest, ARequestLeavesAsHeadersAndItsResponseComesBackAsHtt
   EXPECT_EQ(client->streams(), 0U);
 }
 
+TEST_F(ClientConnectionTest, AResponseWhoseFramesCameInOneReadIsReadWholeInOneCompletion) {
+  // HEADERS, DATA and END_STREAM in one read from the backend: the pending read completes once,
+  // after all of them were taken in, with the whole response (not the head first and the body
+  // after another trip through the worker's queue).
+  auto s = client->open();
+  ASSERT_TRUE(write(*s, "GET / HTTP/1.1\r\nHost: h\r\n\r\n"));
+  const std::int32_t id = server.requests.begin()->first;
+  server.respond(id, {{":status", "200"}, {"content-length", "5"}}, "hello");
+  std::string frames;
+  for (;;) {
+    const std::uint8_t* data = nullptr;
+    const ssize_t n = nghttp2_session_mem_send(server.session, &data);
+    if (n <= 0) {
+      break;
+    }
+    frames.append(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
+  }
+  std::array<char, 4096> buffer{};
+  int completions = 0;
+  std::string got;
+  s->read(net::buffer(buffer), ClientStream::Handler([&](error_code ec, std::size_t n) {
+            ++completions;
+            EXPECT_FALSE(ec) << ec.message();
+            got.append(buffer.data(), n);
+          }));
+  ASSERT_TRUE(client->receive(frames));
+  ioc.poll();
+  EXPECT_EQ(completions, 1);
+  EXPECT_EQ(got, "HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello");
+  EXPECT_TRUE(s->response_ended());
+}
+
 TEST_F(ClientConnectionTest, AChunkedRequestBodyLeavesAsDataEndingTheStream) {
   auto s = client->open();
   ASSERT_TRUE(write(*s,
