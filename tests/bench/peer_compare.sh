@@ -59,7 +59,8 @@
 #               held WS_HOLD seconds), as KiB per tunnel
 #   h2          HTTP/2 downstream over TLS (ALPN h2), pinned like `pinned`: sluice-h2 (1 worker, a
 #               TLS listener with alpn ["h2", "http/1.1"]) against nginx-h2 (1 worker, `listen ...
-#               ssl http2`), the tls section's certificate, each proxying over keep-alive HTTP/1.1
+#               ssl http2`) and haproxy-h2 (1 thread, `bind ... ssl alpn h2,http/1.1`), the tls
+#               section's certificate, each proxying over keep-alive HTTP/1.1
 #               to the backend (idle upstream pools of 1024, above the 640 requests in flight);
 #               load from h2load (Debian package nghttp2-client) with 64 connections x 10
 #               streams, one thread, on cpu 1 with the backend (variant h2-64x10: one unmeasured
@@ -361,7 +362,8 @@ start_haproxy() {
   rm -f "$socket"
   # Two descriptors per proxied connection, some to spare. SOCKET: haproxy-limits.cfg.in only.
   render "$PEERS_DIR/$template" "$config" "THREADS=$threads" "PORT=$port" \
-    "BACKEND_PORT=$BACKEND_PORT" "MAXCONN=$(((FD_LIMIT - 256) / 2))" "SOCKET=$socket"
+    "BACKEND_PORT=$BACKEND_PORT" "MAXCONN=$(((FD_LIMIT - 256) / 2))" "SOCKET=$socket" \
+    "CERT_PEM=${CERT_DIR:-}/tls.pem"
   if ! haproxy -c -q -f "$config" >"$LOGDIR/$name.check.log" 2>&1; then
     warn "haproxy rejects $config:"
     sed 's/^/    | /' "$LOGDIR/$name.check.log" >&2
@@ -369,7 +371,9 @@ start_haproxy() {
   fi
   pin_cmd "$cpus"
   spawn "$name" "${PIN[@]}" haproxy -db -f "$config"
-  wait_for_http "$name" "$SPAWNED_PID" "$port" || return 1
+  local scheme=http
+  [[ $template != haproxy-h2.cfg.in ]] || scheme=https
+  wait_for_http "$name" "$SPAWNED_PID" "$port" "$scheme" || return 1
   TARGET_PORT[$name]=$port
   TARGET_PID[$name]=$SPAWNED_PID
   TARGET_SOCKET[$name]=$socket
@@ -424,6 +428,8 @@ start_target() {
       }
       if [[ $name == haproxy-stick-table ]]; then
         start_haproxy "$name" 1 "$cpus" haproxy-limits.cfg.in
+      elif [[ $name == haproxy-h2 || $name == haproxy-h2-idle ]]; then
+        start_haproxy "$name" 1 "$cpus" haproxy-h2.cfg.in
       else
         start_haproxy "$name" "$workers" "$cpus"
       fi
@@ -923,6 +929,7 @@ make_cert() {
   [[ -z ${CERT_DIR:-} ]] || return 0
   CERT_DIR=$WORK/tls-cert
   "$ROOT/deploy/dev.sh" certs "$CERT_DIR" 2>/dev/null || die "cannot make the TLS certificate"
+  cat "$CERT_DIR/tls.crt" "$CERT_DIR/tls.key" >"$CERT_DIR/tls.pem" # haproxy's form: one file
   meta tls.certificate "ECDSA P-256, $(openssl x509 -noout -subject -in "$CERT_DIR/tls.crt")"
 }
 
@@ -1291,7 +1298,7 @@ h2_phase() {
   pin_cmd "$other_cpus"
   H2_PIN=("${PIN[@]}")
   start_backend backend "$other_cpus"
-  for t in sluice-h2 nginx-h2; do
+  for t in sluice-h2 nginx-h2 haproxy-h2; do
     if [[ -n $TARGETS && " $TARGETS " != *" $t "* ]]; then
       meta "$variant.skipped.$t" "not in TARGETS"
       continue
@@ -1328,7 +1335,7 @@ h2_phase() {
   meta h2_idle "$H2_IDLE"
   enter_phase h2-idle
   start_backend backend ""
-  for t in sluice-h2 nginx-h2; do
+  for t in sluice-h2 nginx-h2 haproxy-h2; do
     [[ -z $TARGETS || " $TARGETS " == *" $t "* ]] || continue
     if start_target "$t-idle" ""; then
       IDLE_H2=1 IDLE_COUNT=$H2_IDLE IDLE_TEST=h2-idle idle_run "$t-idle" "$(label_of_h2 "$t")" ||
@@ -1344,6 +1351,7 @@ h2_phase() {
 label_of_h2() {
   case $1 in
     sluice-h2) echo "sluice threads=1, h2 (TLS 1.3)" ;;
+    haproxy-h2) echo "haproxy 1 thread, h2 (TLS 1.3)" ;;
     *) echo "nginx 1 worker, h2 (TLS 1.3; master + worker RSS)" ;;
   esac
 }

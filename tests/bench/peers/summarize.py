@@ -53,6 +53,8 @@ LABELS = {
     "nginx-ws": "nginx 1 worker, WebSocket proxying (location /ws)",
     "sluice-h2": "sluice threads=1, HTTP/2 (TLS 1.3, ALPN h2)",
     "nginx-h2": "nginx 1 worker, HTTP/2 (`listen ... ssl http2`, the same certificate)",
+    "haproxy-h2": "haproxy nbthread 1, HTTP/2 (`bind ... ssl alpn h2,http/1.1`, the same "
+                  "certificate)",
 }
 VARIANTS = {
     "shared": "no pinning: wrk, backend and proxy share both cores",
@@ -77,6 +79,7 @@ WS_OURS, WS_PEER = "sluice-ws", "nginx-ws"
 # The `h2` section's variants (h2load, not wrk) and its pair of targets.
 H2_VARIANTS = ("h2-64x10",)
 H2_OURS, H2_PEER = "sluice-h2", "nginx-h2"
+H2_PEERS = (H2_PEER, "haproxy-h2")  # sluice-h2 is compared with each (the anchor: haproxy)
 # Variants without the plain sluice-N / peer-N ratio table.
 NO_PLAIN_RATIOS = ("limits", "redis", "accesslog", "tls", "tlsnew") + WS_VARIANTS + H2_VARIANTS
 # The TLS issue's targets (sections tls and tlsnew, and the idle TLS connections).
@@ -326,9 +329,9 @@ def tls_ratio(targets: dict) -> dict:
     return row
 
 
-def h2_ratio(targets: dict) -> dict:
-    """sluice-h2 / nginx-h2: req/s, p99 and proxy CPU per request; and each one's p99."""
-    ours, theirs = targets.get(H2_OURS), targets.get(H2_PEER)
+def h2_ratio(targets: dict, peer: str = H2_PEER) -> dict:
+    """sluice-h2 / peer: req/s, p99 and proxy CPU per request; and each one's p99."""
+    ours, theirs = targets.get(H2_OURS), targets.get(peer)
     if not ours or not theirs:
         return {}
 
@@ -337,8 +340,8 @@ def h2_ratio(targets: dict) -> dict:
         return a / b if a is not None and b else None
 
     return {"rps": ratio("rps"), "p99": ratio("p99_us"), "cpu": ratio("cpu_us_per_req"),
-            "p99_us": {H2_OURS: ours.get("p99_us"), H2_PEER: theirs.get("p99_us")},
-            "rps_median": {H2_OURS: ours.get("rps"), H2_PEER: theirs.get("rps")}}
+            "p99_us": {H2_OURS: ours.get("p99_us"), peer: theirs.get("p99_us")},
+            "rps_median": {H2_OURS: ours.get("rps"), peer: theirs.get("rps")}}
 
 
 def h2_idle_figures(memory: dict) -> dict:
@@ -350,9 +353,15 @@ def h2_idle_figures(memory: dict) -> dict:
                        "failed": number(m.get("failed")),
                        "rss_before_kb": before, "rss_with_conns_kb": after,
                        "kib_per_conn": number(m.get("kib_per_conn"))}
-    ours, theirs = out.get(H2_OURS + "-idle"), out.get(H2_PEER + "-idle")
-    if ours and theirs and ours["kib_per_conn"] is not None and theirs["kib_per_conn"]:
-        out["ratio"] = ours["kib_per_conn"] / theirs["kib_per_conn"]
+    ratios = {}
+    for peer in H2_PEERS:
+        ours, theirs = out.get(H2_OURS + "-idle"), out.get(peer + "-idle")
+        if ours and theirs and ours["kib_per_conn"] is not None and theirs["kib_per_conn"]:
+            ratios[peer] = ours["kib_per_conn"] / theirs["kib_per_conn"]
+    if H2_PEER in ratios:
+        out["ratio"] = ratios[H2_PEER]
+    if ratios:
+        out["ratios"] = ratios
     return out
 
 
@@ -465,16 +474,17 @@ def throughput_tables(summary: dict, meta: dict, raw: list) -> list:
         if variant in H2_VARIANTS:
             protocols = [f"{name}: {note['protocol']}" for name, note in notes.items()
                          if "protocol" in note]
-            r = h2_ratio(targets)
             lines.append("")
             if protocols:
                 lines.append("Application protocol h2load negotiated: " + "; ".join(protocols)
                              + ".")
-            if r:
-                lines.append(f"{H2_OURS} / {H2_PEER}: req/s {fmt(r['rps'], 2)}, p99 "
-                             f"{fmt(r['p99'], 2)} ({fmt(r['p99_us'][H2_OURS])} µs against "
-                             f"{fmt(r['p99_us'][H2_PEER])} µs), proxy CPU per request "
-                             f"{fmt(r['cpu'], 2)}.")
+            for peer in H2_PEERS:
+                r = h2_ratio(targets, peer)
+                if r:
+                    lines.append(f"{H2_OURS} / {peer}: req/s {fmt(r['rps'], 2)}, p99 "
+                                 f"{fmt(r['p99'], 2)} ({fmt(r['p99_us'][H2_OURS])} µs against "
+                                 f"{fmt(r['p99_us'][peer])} µs), proxy CPU per request "
+                                 f"{fmt(r['cpu'], 2)}.")
         if variant == "limits":
             checks = [f"{name}: {note['check']}" for name, note in notes.items() if "check" in note]
             keys = [f"{name}: {note['keys']}" for name, note in notes.items() if "keys" in note]
@@ -578,7 +588,7 @@ def websocket_summary(throughput: dict, meta: dict, memory: dict):
     idle = ws_idle_figures(memory)
     if not variants and not idle:
         return None
-    return {"variants": variants, "idle": idle}
+    return {"variants": variants, "against_haproxy": against_haproxy, "idle": idle}
 
 
 def websocket_tables(summary: dict, meta: dict) -> list:
@@ -774,10 +784,10 @@ def memory_tables(memory: list) -> tuple:
                 f"{m.get('failed', '?')}) | {fmt(kb_to_mb(f['rss_before_kb']), 1, ' MB')} | "
                 f"{fmt(kb_to_mb(f['rss_with_conns_kb']), 1, ' MB')} | "
                 f"{fmt(f['kib_per_conn'], 1, ' KiB')} |")
-        if "ratio" in figures:
+        for peer, ratio in figures.get("ratios", {}).items():
             lines.append("")
-            lines.append(f"{H2_OURS} / {H2_PEER}: {fmt(figures['ratio'], 2)}x the memory per "
-                         "idle h2 connection.")
+            lines.append(f"{H2_OURS} / {peer}: {fmt(ratio, 2)}x the memory per idle h2 "
+                         "connection.")
         lines.append("")
     return lines, data
 
@@ -890,10 +900,12 @@ def syscalls_lines(figures: dict, meta: dict) -> list:
 def h2_summary(throughput: dict, memory: dict):
     """Per h2 variant sluice-h2 / nginx-h2; the idle h2 connections."""
     variants = {v: h2_ratio(throughput[v]) or None for v in H2_VARIANTS if v in throughput}
+    against_haproxy = {v: h2_ratio(throughput[v], "haproxy-h2") or None for v in H2_VARIANTS
+                       if v in throughput}
     idle = h2_idle_figures(memory)
     if not variants and not idle:
         return None
-    return {"variants": variants, "idle": idle}
+    return {"variants": variants, "against_haproxy": against_haproxy, "idle": idle}
 
 
 def main() -> int:
