@@ -33,7 +33,7 @@ Connection::Connection(const Settings& settings, ConnectionHost& host, Executor 
   // nghttp2's own reset limiter stays as a backstop behind ours (spend_reset()).
   nghttp2_option_set_stream_reset_rate_limit(option, 2ULL * settings.max_stream_resets + 1000,
                                              settings.max_stream_resets / 5 + 33);
-  nghttp2_session_server_new2(&session_, callbacks, this, option);
+  nghttp2_session_server_new3(&session_, callbacks, this, option, memory_.mem());
   nghttp2_option_del(option);
   nghttp2_session_callbacks_del(callbacks);
   const std::array<nghttp2_settings_entry, 4> entries{{

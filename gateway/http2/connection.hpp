@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gateway/core/clock.hpp"
+#include "gateway/http2/session_memory.hpp"
 #include "gateway/http2/stream.hpp"
 
 // One HTTP/2 connection's protocol state (docs/http2.md); its streams: stream.hpp.
@@ -51,7 +52,7 @@ class Connection {
  private:
   friend class Stream;
   struct Callbacks;  ///< nghttp2's callbacks (connection_callbacks.cpp)
-  /// A callbacks object for nghttp2_session_server_new2 (the caller deletes it).
+  /// A callbacks object for nghttp2_session_server_new3 (the caller deletes it).
   static nghttp2_session_callbacks* new_callbacks();
 
   Stream* find(std::int32_t id) const;
@@ -65,6 +66,7 @@ class Connection {
   ConnectionHost& host_;
   Executor executor_;
   const core::Clock& clock_;
+  SessionMemory memory_;  ///< what the session allocates from (declared before it: outlives it)
   nghttp2_session* session_ = nullptr;
   boost::intrusive::list<Stream, boost::intrusive::constant_time_size<false>> streams_;
   std::vector<std::unique_ptr<Stream>> spare_;  ///< recycled stream objects
