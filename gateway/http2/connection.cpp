@@ -34,6 +34,7 @@ Connection::Connection(const Settings& settings, ConnectionHost& host, Executor 
   nghttp2_option_set_stream_reset_rate_limit(option, 2ULL * settings.max_stream_resets + 1000,
                                              settings.max_stream_resets / 5 + 33);
   nghttp2_session_server_new3(&session_, callbacks, this, option, memory_.mem());
+  memory_.note_frame_buffer();
   nghttp2_option_del(option);
   nghttp2_session_callbacks_del(callbacks);
   const std::array<nghttp2_settings_entry, 4> entries{{
@@ -52,6 +53,12 @@ Connection::~Connection() {
     Stream& stream = streams_.front();
     stream.unlink();
     delete &stream;  // NOLINT(cppcoreguidelines-owning-memory): owned through streams_
+  }
+}
+
+void Connection::release_idle_memory() noexcept {
+  if (serving_ == 0 && nghttp2_session_want_write(session_) == 0) {
+    memory_.release_frame_buffer_pages();
   }
 }
 

@@ -39,6 +39,12 @@ class Connection {
   [[nodiscard]] bool wants_io() const;
   /// Graceful end (drain, idle timeout): GOAWAY naming the last stream taken; those finish.
   void shut_down();
+  /// For a connection that has been idle a while (no stream served, nothing to send): gives the
+  /// pages of nghttp2's frame buffer back to the kernel (docs/http2.md, "Memory per
+  /// connection"). Does nothing while a frame waits to be sent.
+  void release_idle_memory() noexcept;
+  /// What the session allocates from (its frame buffer's residency, for tests and insight).
+  [[nodiscard]] const SessionMemory& memory() const noexcept { return memory_; }
   /// The connection is gone: every stream's pending operation fails, no more requests start,
   /// and receive() and send() do nothing from now on.
   void abort_streams();

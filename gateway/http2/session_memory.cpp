@@ -37,9 +37,13 @@ class PagePool {
     return slot;
   }
 
-  void give_back(void* slot) {
-    // The pages go back to the kernel; the next user of the slot starts from zero pages.
+  /// The slot's pages go back to the kernel; whoever writes it next starts from zero pages.
+  static void clear(void* slot) noexcept {
     ::madvise(slot, SessionMemory::kPagedMax, MADV_DONTNEED);
+  }
+
+  void give_back(void* slot) {
+    clear(slot);
     const std::lock_guard lock(mutex_);
     free_.push_back(slot);
   }
@@ -118,6 +122,31 @@ std::size_t SessionMemory::paged() const noexcept {
       std::count_if(paged_.begin(), paged_.end(), [](const void* p) { return p != nullptr; }));
 }
 
+void SessionMemory::note_frame_buffer() noexcept {
+  const auto held =
+      std::find_if(paged_.begin(), paged_.end(), [](void* p) { return p != nullptr; });
+  frame_buffer_ = held == paged_.end() ? nullptr : *held;
+}
+
+void SessionMemory::release_frame_buffer_pages() noexcept {
+  if (frame_buffer_ != nullptr) {
+    PagePool::clear(frame_buffer_);
+  }
+}
+
+std::size_t SessionMemory::frame_buffer_resident_pages() const {
+  if (frame_buffer_ == nullptr) {
+    return 0;
+  }
+  constexpr std::size_t kPage = 4096;  // (the slots are whole pages at this size or larger)
+  std::array<unsigned char, (kPagedMax + kPage - 1) / kPage> in_core{};
+  if (::mincore(frame_buffer_, kPagedMax, in_core.data()) != 0) {
+    return 0;
+  }
+  return static_cast<std::size_t>(
+      std::count_if(in_core.begin(), in_core.end(), [](unsigned char c) { return (c & 1U) != 0; }));
+}
+
 std::size_t SessionMemory::pool_slots() {
   return PagePool::instance().slots();
 }
@@ -152,6 +181,9 @@ void SessionMemory::release(void* ptr) {
   const std::size_t i = find(ptr);
   if (i < kMaxPaged) {
     paged_[i] = nullptr;
+    if (ptr == frame_buffer_) {
+      frame_buffer_ = nullptr;
+    }
     PagePool::instance().give_back(ptr);
     return;
   }

@@ -35,6 +35,13 @@ class SessionMemory {
   [[nodiscard]] nghttp2_mem* mem() noexcept { return &mem_; }
   /// Paged blocks this session holds now.
   [[nodiscard]] std::size_t paged() const noexcept;
+  /// Called right after the session is made: its one paged block is the frame buffer.
+  void note_frame_buffer() noexcept;
+  /// Gives the frame buffer's pages back to the kernel; its bytes read as zero afterwards. Only
+  /// while the session has nothing to send (no frame is being written in it).
+  void release_frame_buffer_pages() noexcept;
+  /// How many of the frame buffer's pages are resident now (mincore; 0 without one).
+  [[nodiscard]] std::size_t frame_buffer_resident_pages() const;
   /// Pages (of the whole process) kept for paged blocks, and how many of those are free.
   static std::size_t pool_slots();
   static std::size_t pool_free_slots();
@@ -51,6 +58,7 @@ class SessionMemory {
   static constexpr std::size_t kMaxPaged = 4;
   nghttp2_mem mem_{};
   std::array<void*, kMaxPaged> paged_{};
+  void* frame_buffer_ = nullptr;
 };
 
 }  // namespace sluice::http2

@@ -19,6 +19,8 @@ namespace sluice::proxy::detail {
 
 constexpr std::size_t kH2BusyRead = 16384;    // a read while streams are served
 constexpr std::size_t kH2WriteBatch = 65536;  // frames gathered into one write
+/// How long a connection idles before nghttp2's frame buffer pages go back to the kernel.
+constexpr core::Duration kH2IdleRelease = std::chrono::seconds(1);
 
 /// One HTTP/2 connection (docs/http2.md): a reading and a writing coroutine around an
 /// http2::Connection, and one coroutine per stream (serve_h2_stream()). Lives in its run()'s
@@ -40,7 +42,8 @@ class H2Session final : public http2::ConnectionHost {
         wake_(stream.get_executor()),
         done_(stream.get_executor()),
         read_deadline_(env.sweep, &cancel_stream<S>, &stream),
-        write_deadline_(env.sweep, &cancel_stream<S>, &stream) {}
+        write_deadline_(env.sweep, &cancel_stream<S>, &stream),
+        idle_release_(env.sweep, &on_idle, this) {}
 
   /// Serves the connection until it ends, then closes it (close_notify on TLS).
   Task<void> run(core::TimePoint accepted) {
@@ -91,6 +94,11 @@ class H2Session final : public http2::ConnectionHost {
 
  private:
   static void on_drain(void* self) noexcept { static_cast<H2Session*>(self)->conn_.shut_down(); }
+  /// Idle for kH2IdleRelease: the frame buffer's pages go (an idle connection keeps only what
+  /// it holds for the protocol's state).
+  static void on_idle(void* self) noexcept {
+    static_cast<H2Session*>(self)->conn_.release_idle_memory();
+  }
   static void on_cut(void* self) noexcept {
     auto* session = static_cast<H2Session*>(self);
     StreamOps<S>::close(session->stream_);
@@ -156,6 +164,9 @@ class H2Session final : public http2::ConnectionHost {
         if (!reading_ || !conn_.wants_io()) {
           break;
         }
+        if (conn_.serving() == 0) {  // idle from here: re-armed by every idle wait
+          idle_release_.arm(clock.now() + kH2IdleRelease);
+        }
         wake_.expires_at(Timer::time_point::max());
         co_await wake_.async_wait(kAsTuple);
         continue;
@@ -198,6 +209,7 @@ class H2Session final : public http2::ConnectionHost {
   Timer done_;  ///< the end waits on it for the stream coroutines
   Deadline read_deadline_;
   Deadline write_deadline_;
+  Deadline idle_release_;  ///< fires after kH2IdleRelease of idleness: release_idle_memory()
   std::size_t spawned_ = 0;
   std::vector<http2::Stream*>
       arrived_;  ///< heads taken in by the current receive(), not served yet

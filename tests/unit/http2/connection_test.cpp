@@ -34,6 +34,37 @@ TEST_F(ConnectionTest, ARequestIsAnHttp11HeadAndItsResponseComesBackAsFrames) {
   EXPECT_EQ(server.serving(), 0U);
 }
 
+TEST_F(ConnectionTest, AnIdleConnectionGivesItsFrameBufferPagesBackAndServesOnAfterwards) {
+  // docs/http2.md, "Memory per connection": the frames of a large response fill nghttp2's
+  // frame buffer; once the connection is idle its pages go back, and the next response is
+  // whole.
+  const std::string body(30000, 'x');  // (both rounds within the client's 64 KiB window)
+  const std::string response =
+      "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  pump();
+  EXPECT_GE(server.memory().frame_buffer_resident_pages(), 1U);  // SETTINGS went out
+  for (int round = 0; round < 2; ++round) {
+    const std::int32_t id = client.request("GET", "/large");
+    pump();
+    ASSERT_EQ(host.requests.size(), static_cast<std::size_t>(round) + 1);
+    Stream& s = *host.requests.back();
+    const std::size_t resident = server.memory().frame_buffer_resident_pages();
+    server.release_idle_memory();  // a stream is being served: nothing happens
+    EXPECT_EQ(server.memory().frame_buffer_resident_pages(), resident);
+    error_code ec;
+    s.write_now(net::buffer(response), ec);
+    ASSERT_FALSE(ec);
+    s.served();
+    pump();
+    const std::string& got = client.streams[id].body;
+    EXPECT_EQ(got.size(), body.size()) << "round " << round;
+    EXPECT_EQ(got.find_first_not_of('x'), std::string::npos) << "round " << round;
+    EXPECT_GE(server.memory().frame_buffer_resident_pages(), 4U);  // 16 KiB DATA frames
+    server.release_idle_memory();
+    EXPECT_EQ(server.memory().frame_buffer_resident_pages(), 0U);
+  }
+}
+
 TEST_F(ConnectionTest, ChunkedResponsesLoseTheFramingAndKeepTheirTrailers) {
   const std::int32_t id = client.request("GET", "/grpc");
   pump();
