@@ -3,6 +3,8 @@
 
 #include <hiredis/hiredis.h>
 
+#include <array>
+#include <charconv>
 #include <new>
 #include <stdexcept>
 
@@ -41,23 +43,39 @@ RedisReply from_hiredis(const redisReply& r) {
   return out;
 }
 
+namespace {
+
+void append_header(std::string& out, char kind, std::size_t n) {
+  std::array<char, 24> digits{};
+  digits[0] = kind;
+  const auto end = std::to_chars(digits.data() + 1, digits.data() + digits.size() - 2, n).ptr;
+  end[0] = '\r';
+  end[1] = '\n';
+  out.append(digits.data(), end + 2);
+}
+
+}  // namespace
+
+void append_command(std::string& out, std::span<const std::string_view> args) {
+  std::size_t size = 16;
+  for (const std::string_view arg : args) {
+    size += arg.size() + 16;
+  }
+  out.reserve(out.size() + size);
+  append_header(out, '*', args.size());
+  for (const std::string_view arg : args) {
+    append_header(out, '$', arg.size());
+    out.append(arg).append("\r\n");
+  }
+}
+
+void append_command(std::string& out, std::initializer_list<std::string_view> args) {
+  append_command(out, std::span<const std::string_view>(args.begin(), args.size()));
+}
+
 std::string format_command(const std::vector<std::string_view>& args) {
-  std::vector<const char*> argv;
-  std::vector<std::size_t> lengths;
-  argv.reserve(args.size());
-  lengths.reserve(args.size());
-  for (const auto arg : args) {
-    argv.push_back(arg.data());
-    lengths.push_back(arg.size());
-  }
-  char* command = nullptr;
-  const int length =
-      redisFormatCommandArgv(&command, static_cast<int>(args.size()), argv.data(), lengths.data());
-  if (length < 0 || command == nullptr) {
-    throw std::bad_alloc();
-  }
-  std::string out(command, static_cast<std::size_t>(length));
-  redisFreeCommand(command);
+  std::string out;
+  append_command(out, args);
   return out;
 }
 

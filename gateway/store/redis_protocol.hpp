@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,8 +13,11 @@
 struct redisReader;
 struct redisReply;
 
-// RESP, the Redis wire protocol, through hiredis: hiredis formats commands and parses replies;
-// the sockets are ours (Asio). Replies are copied out of hiredis' objects into plain values.
+// RESP, the Redis wire protocol: hiredis parses replies; commands are written here (a RESP
+// command is an array of length-prefixed strings: hiredis' formatter allocates a buffer and
+// prints every length with printf, which the hybrid exchange, one command per key and period,
+// paid for on every request); the sockets are ours (Asio). Replies are copied out of hiredis'
+// objects into plain values.
 namespace sluice::store {
 
 /// One Redis reply as a plain value.
@@ -31,6 +36,10 @@ struct RedisReply {
 
 /// A command as RESP bytes: `format_command({"EVALSHA", sha, "1", key, ...})`.
 [[nodiscard]] std::string format_command(const std::vector<std::string_view>& args);
+/// Appends a command as RESP bytes to `out` (`*<n>\r\n`, then `$<length>\r\n<arg>\r\n` per
+/// argument): what format_command returns, without a string of its own.
+void append_command(std::string& out, std::span<const std::string_view> args);
+void append_command(std::string& out, std::initializer_list<std::string_view> args);
 
 /// The most elements one RESP array may announce; more is a protocol error (ReplyReader).
 inline constexpr int kMaxReplyElements = 1 << 20;

@@ -276,13 +276,13 @@ void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchang
     const std::string& redis_key = key.redis_key;
     if (key.item.delta > 0) {
       at[i].push = count++;
-      commands += format_command({"HINCRBY", redis_key, field, std::to_string(key.item.delta)});
+      append_command(commands, {"HINCRBY", redis_key, field, std::to_string(key.item.delta)});
       if (ledger_.needs_expiry(key.item.key, now_ms, window)) {
         // Set at most once a window per replica and key, two windows and a bucket long: the
         // hash outlives every push by at least a window and a bucket. One that failed is sent
         // again with the next push.
         at[i].expire = count++;
-        commands += format_command({"PEXPIRE", redis_key, ttl});
+        append_command(commands, {"PEXPIRE", redis_key, ttl});
       }
     }
     at[i].read = count++;
@@ -290,7 +290,7 @@ void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchang
         ledger_.plan_read(key.item.key, shape, bucket, kMaxFieldsRead);
     state->reads[i] = plan;
     if (plan.whole) {
-      commands += format_command({"HGETALL", redis_key});
+      append_command(commands, {"HGETALL", redis_key});
     } else {
       std::vector<std::string> names;
       names.reserve(plan.fields);
@@ -299,7 +299,7 @@ void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchang
       }
       std::vector<std::string_view> command{"HMGET", redis_key};
       command.insert(command.end(), names.begin(), names.end());
-      commands += format_command(command);
+      append_command(commands, command);
     }
   }
   slot.router->execute_group(state->keys.front().redis_key, commands, count,
@@ -393,7 +393,7 @@ void RedisStore::finish_group(Slot& slot, const std::shared_ptr<Exchange>& excha
       // one window of fields. Whichever replica sees them first deletes them.
       std::vector<std::string_view> command{"HDEL", key.redis_key};
       command.insert(command.end(), dead.begin(), dead.end());
-      deletions += format_command(command);
+      append_command(deletions, command);
       ++deleted;
     }
   }

@@ -2,8 +2,12 @@
 #include "gateway/store/redis_protocol.hpp"
 
 #include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
 
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace sluice::store {
 namespace {
@@ -39,6 +43,49 @@ TEST(ReplyReaderTest, RefusesAnArrayAnnouncingMoreElementsThanAnyReplyHas) {
   largest.feed("*" + std::to_string(kMaxReplyElements) + "\r\n");
   EXPECT_FALSE(largest.next(protocol_error));  // allowed: waits for its elements
   EXPECT_FALSE(protocol_error);
+}
+
+}  // namespace
+}  // namespace sluice::store
+
+namespace sluice::store {
+namespace {
+
+/// hiredis' own formatter: the reference the RESP writer must match byte for byte.
+std::string hiredis_format(const std::vector<std::string_view>& args) {
+  std::vector<const char*> argv;
+  std::vector<std::size_t> lengths;
+  for (const std::string_view arg : args) {
+    argv.push_back(arg.data());
+    lengths.push_back(arg.size());
+  }
+  char* command = nullptr;
+  const int n =
+      redisFormatCommandArgv(&command, static_cast<int>(args.size()), argv.data(), lengths.data());
+  std::string out(command, static_cast<std::size_t>(n));
+  redisFreeCommand(command);
+  return out;
+}
+
+TEST(RespCommandTest, CommandsAreWrittenAsHiredisWritesThem) {
+  const std::string binary("a\0b\r\nc", 6);
+  const std::string long_value(100000, 'v');
+  const std::vector<std::vector<std::string_view>> commands = {
+      {"TIME"},
+      {"HINCRBY", "sluice:{p:1}:h", "1700000000000", "7"},
+      {"HMGET", "k", "", binary, "-1"},
+      {"SET", "k", long_value, "PX", "60000"},
+  };
+  std::string appended;
+  for (const auto& args : commands) {
+    const std::string expected = hiredis_format(args);
+    EXPECT_EQ(format_command(args), expected);
+    append_command(appended, std::span<const std::string_view>(args));
+    EXPECT_TRUE(appended.ends_with(expected));
+  }
+  std::string group;
+  append_command(group, {"PEXPIRE", "k", "120000"});
+  EXPECT_EQ(group, "*3\r\n$7\r\nPEXPIRE\r\n$1\r\nk\r\n$6\r\n120000\r\n");
 }
 
 }  // namespace
