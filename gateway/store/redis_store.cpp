@@ -46,6 +46,10 @@ std::vector<std::string> RedisStore::setup_commands() const {
 void RedisStore::read_hash_key(Slot& slot) {
   // The first replica to connect picks the hash key; every other one reads it. Read again on
   // every reconnection: a Redis that lost its data gets a new key (and has no old windows).
+  // Until the GET below answers, this thread decides by the fallback (ready_slot() needs the
+  // hash): a decision sent now under the key it had would count, in a Redis that lost its
+  // data, in a window nobody reads again, and the user would get a fresh allowance twice.
+  slot.hash.reset();
   const std::string candidate = core::secure_random_hex(16);
   slot.router->execute(kHashKeyName, format_command({"SET", kHashKeyName, candidate, "NX"}),
                        [](const RedisOutcome&) {});
