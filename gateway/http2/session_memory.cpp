@@ -97,9 +97,10 @@ SessionMemory::SessionMemory() {
     if (size != 0 && n > static_cast<std::size_t>(-1) / size) {
       return nullptr;
     }
-    void* p = static_cast<SessionMemory*>(self)->allocate(n * size);
-    if (p != nullptr) {
-      std::memset(p, 0, n * size);  // (a paged block is zero already; only malloc's needs it)
+    auto& memory = *static_cast<SessionMemory*>(self);
+    void* p = memory.allocate(n * size);
+    if (p != nullptr && memory.find(p) == kMaxPaged) {
+      std::memset(p, 0, n * size);  // (a paged block is zero already: its pages are fresh)
     }
     return p;
   };
