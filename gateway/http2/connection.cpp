@@ -34,7 +34,7 @@ Connection::Connection(const Settings& settings, ConnectionHost& host, Executor 
   nghttp2_option_set_stream_reset_rate_limit(option, 2ULL * settings.max_stream_resets + 1000,
                                              settings.max_stream_resets / 5 + 33);
   nghttp2_session_server_new3(&session_, callbacks, this, option, memory_.mem());
-  memory_.note_frame_buffer();
+  memory_.session_made();
   nghttp2_option_del(option);
   nghttp2_session_callbacks_del(callbacks);
   const std::array<nghttp2_settings_entry, 4> entries{{

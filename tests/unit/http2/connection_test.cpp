@@ -43,6 +43,8 @@ TEST_F(ConnectionTest, AnIdleConnectionGivesItsFrameBufferPagesBackAndServesOnAf
       "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   pump();
   EXPECT_GE(server.memory().frame_buffer_resident_pages(), 1U);  // SETTINGS went out
+  // Before any stream, the stream map's table and the HPACK rings are untouched pages.
+  EXPECT_EQ(server.memory().resident_pages(), server.memory().frame_buffer_resident_pages());
   for (int round = 0; round < 2; ++round) {
     const std::int32_t id = client.request("GET", "/large");
     pump();

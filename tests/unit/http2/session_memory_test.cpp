@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// http2::SessionMemory (docs/http2.md, "Memory per connection"): libnghttp2's frame buffer in
-// pages of its own, of which an idle session has only the ones it wrote resident, handed back
-// when the session frees it; every other block from malloc.
+// http2::SessionMemory (docs/http2.md, "Memory per connection"): libnghttp2's frame buffer, and
+// the stream map's table and HPACK rings it makes with the session, in pages of their own, of
+// which an idle session has only the ones it wrote resident, handed back when the session frees
+// them; every other block from malloc.
 #include "gateway/http2/session_memory.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <nghttp2/nghttp2.h>
 #include <sys/mman.h>
@@ -20,20 +22,29 @@
 namespace sluice::http2 {
 namespace {
 
-/// How many of the pages of [p, p + size) are resident (mincore).
+/// How many of the pages of [p, p + size) hold memory written by this process: present and
+/// mapped by it alone (/proc/self/pagemap). A page only read maps the shared zero page, which is
+/// present but costs no resident memory of the process.
 std::size_t resident_pages(void* p, std::size_t size) {
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   // (Paged blocks start on a page: the slots are whole pages of a mapping.)
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % page, 0U);
   const std::size_t pages = (size + page - 1) / page;
-  std::vector<unsigned char> in_core(pages);
-  if (::mincore(p, pages * page, in_core.data()) != 0) {
-    ADD_FAILURE() << "mincore failed";
+  std::vector<std::uint64_t> entries(pages);
+  const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  EXPECT_GE(fd, 0);
+  const auto want = static_cast<ssize_t>(pages * sizeof(std::uint64_t));
+  const ssize_t got = ::pread(
+      fd, entries.data(), static_cast<std::size_t>(want),
+      static_cast<off_t>(reinterpret_cast<std::uintptr_t>(p) / page * sizeof(std::uint64_t)));
+  ::close(fd);
+  if (got != want) {
+    ADD_FAILURE() << "pagemap read failed";
     return pages;
   }
   std::size_t n = 0;
-  for (const unsigned char c : in_core) {
-    n += c & 1U;
+  for (const std::uint64_t e : entries) {
+    n += ((e >> 63U) & 1U) != 0 && ((e >> 56U) & 1U) != 0 ? 1 : 0;
   }
   return n;
 }
@@ -45,7 +56,8 @@ TEST(SessionMemoryTest, ASessionsFrameBufferIsPagedAndGoesBackWhenTheSessionEnds
   nghttp2_session* session = nullptr;
   ASSERT_EQ(nghttp2_session_server_new3(&session, callbacks, nullptr, nullptr, memory.mem()), 0);
   nghttp2_session_callbacks_del(callbacks);
-  EXPECT_EQ(memory.paged(), 1U);  // the 16 KiB frame buffer, and nothing else
+  memory.session_made();
+  EXPECT_EQ(memory.paged(SessionMemory::Pool::kFrame), 1U);  // the 16 KiB frame buffer
   EXPECT_GE(SessionMemory::pool_slots(), 1U);
   // The session works as with malloc: SETTINGS leave.
   ASSERT_EQ(nghttp2_submit_settings(session, NGHTTP2_FLAG_NONE, nullptr, 0), 0);
@@ -110,17 +122,126 @@ TEST(SessionMemoryTest, SmallAndLargeBlocksComeFromMallocAndReallocKeepsTheBytes
 TEST(SessionMemoryTest, MoreConcurrentPagedBlocksThanASessionKeepsGoToMalloc) {
   SessionMemory memory;
   nghttp2_mem* mem = memory.mem();
-  std::array<void*, 6> blocks{};
+  std::array<void*, 10> blocks{};
   for (void*& b : blocks) {
     b = mem->malloc(std::size_t{16} * 1024U, mem->mem_user_data);
     ASSERT_NE(b, nullptr);
     std::memset(b, 1, std::size_t{16} * 1024U);
   }
-  EXPECT_EQ(memory.paged(), 4U);
+  EXPECT_EQ(memory.paged(), 8U);
   for (void* b : blocks) {
     mem->free(b, mem->mem_user_data);
   }
   EXPECT_EQ(memory.paged(), 0U);
+}
+
+/// Bytes a client sends to open one stream (the preface, SETTINGS and a HEADERS frame whose
+/// fields go into the server's HPACK table), made by an nghttp2 client session on malloc.
+std::string client_request_bytes() {
+  nghttp2_session_callbacks* callbacks = nullptr;
+  nghttp2_session_callbacks_new(&callbacks);
+  nghttp2_session* client = nullptr;
+  EXPECT_EQ(nghttp2_session_client_new(&client, callbacks, nullptr), 0);
+  nghttp2_session_callbacks_del(callbacks);
+  nghttp2_submit_settings(client, NGHTTP2_FLAG_NONE, nullptr, 0);
+  auto field = [](std::string_view name, std::string_view value) {
+    // NOLINTBEGIN(cppcoreguidelines-pro-type-const-cast): nghttp2_nv's fields are not const
+    return nghttp2_nv{
+        const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(name.data())),
+        const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(value.data())), name.size(),
+        value.size(), NGHTTP2_NV_FLAG_NONE};
+    // NOLINTEND(cppcoreguidelines-pro-type-const-cast)
+  };
+  const std::array<nghttp2_nv, 5> fields{
+      field(":method", "GET"), field(":scheme", "https"), field(":authority", "example.test"),
+      field(":path", "/index"), field("x-request-tag", "a value worth indexing")};
+  EXPECT_GT(nghttp2_submit_request(client, nullptr, fields.data(), fields.size(), nullptr, nullptr),
+            0);
+  std::string bytes;
+  for (;;) {
+    const std::uint8_t* data = nullptr;
+    const auto n = nghttp2_session_mem_send(client, &data);
+    if (n <= 0) {
+      break;
+    }
+    bytes.append(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
+  }
+  nghttp2_session_del(client);
+  return bytes;
+}
+
+TEST(SessionMemoryTest, TheTablesMadeWithTheSessionStayUntouchedUntilAStreamComes) {
+  SessionMemory memory;
+  nghttp2_session_callbacks* callbacks = nullptr;
+  nghttp2_session_callbacks_new(&callbacks);
+  nghttp2_session* session = nullptr;
+  ASSERT_EQ(nghttp2_session_server_new3(&session, callbacks, nullptr, nullptr, memory.mem()), 0);
+  nghttp2_session_callbacks_del(callbacks);
+  memory.session_made();
+  // The stream map's table and the two HPACK rings, beside the frame buffer.
+  EXPECT_EQ(memory.paged(SessionMemory::Pool::kTable), 1U);
+  EXPECT_EQ(memory.paged(SessionMemory::Pool::kRing), 2U);
+  ASSERT_EQ(nghttp2_submit_settings(session, NGHTTP2_FLAG_NONE, nullptr, 0), 0);
+  const std::uint8_t* data = nullptr;
+  EXPECT_GT(nghttp2_session_mem_send(session, &data), 0);
+  // An idle session: of its paged blocks only the frame buffer's first page was written.
+  EXPECT_EQ(memory.resident_pages(), memory.frame_buffer_resident_pages());
+  // A stream (in the map) whose fields are indexed (in the decoder's ring) writes the others.
+  const std::string request = client_request_bytes();
+  ASSERT_EQ(nghttp2_session_mem_recv(session, reinterpret_cast<const std::uint8_t*>(request.data()),
+                                     request.size()),
+            static_cast<ssize_t>(request.size()));
+  EXPECT_GE(memory.resident_pages(), memory.frame_buffer_resident_pages() + 2);
+  // Made sessions take no more from the table and ring pools: what nghttp2 allocates that size
+  // per stream or frame comes from malloc.
+  nghttp2_mem* mem = memory.mem();
+  void* later = mem->malloc(1000, mem->mem_user_data);
+  EXPECT_EQ(memory.paged(SessionMemory::Pool::kRing), 2U);
+  mem->free(later, mem->mem_user_data);
+  const std::size_t free_tables = SessionMemory::pool_free_slots(SessionMemory::Pool::kTable);
+  const std::size_t free_rings = SessionMemory::pool_free_slots(SessionMemory::Pool::kRing);
+  nghttp2_session_del(session);
+  EXPECT_EQ(memory.paged(), 0U);
+  EXPECT_EQ(SessionMemory::pool_free_slots(SessionMemory::Pool::kTable), free_tables + 1);
+  EXPECT_EQ(SessionMemory::pool_free_slots(SessionMemory::Pool::kRing), free_rings + 2);
+}
+
+TEST(SessionMemoryTest, QuarterPageSlotsShareAPageGivenBackWhenAllAreFreeAndReadZeroWhenCalloced) {
+  SessionMemory memory;  // (still being made: the ring pool serves)
+  nghttp2_mem* mem = memory.mem();
+  void* user = mem->mem_user_data;
+  std::array<char*, 4> rings{};
+  for (char*& ring : rings) {
+    ring = static_cast<char*>(mem->malloc(SessionMemory::kRingMax, user));
+    ASSERT_NE(ring, nullptr);
+  }
+  EXPECT_EQ(memory.paged(SessionMemory::Pool::kRing), 4U);
+  EXPECT_EQ(memory.resident_pages(), 0U);  // taken, not written
+  std::memset(rings[0], 'x', SessionMemory::kRingMax);
+  EXPECT_GE(memory.resident_pages(), 1U);
+  // Freed while other slots of its page are taken: the page stays, and the slot's next block,
+  // if calloc'ed, is zeroed.
+  mem->free(rings[0], user);
+  auto* zeroed = static_cast<unsigned char*>(mem->calloc(1, SessionMemory::kRingMax, user));
+  ASSERT_NE(zeroed, nullptr);
+  EXPECT_TRUE(std::all_of(zeroed, zeroed + SessionMemory::kRingMax,
+                          [](unsigned char c) { return c == 0; }));
+  std::memset(zeroed, 'y', 16);
+  mem->free(zeroed, user);
+  for (std::size_t i = 1; i < rings.size(); ++i) {
+    mem->free(rings[i], user);
+  }
+  EXPECT_EQ(memory.paged(), 0U);
+  if (reinterpret_cast<std::uintptr_t>(zeroed) % 4096U == 0) {  // (its page held rings[1..3])
+    EXPECT_EQ(resident_pages(zeroed, 4096), 0U);                // given back with the last slot
+  }
+  // A table block is a whole page of its own, zero when calloc'ed.
+  auto* table = static_cast<unsigned char*>(mem->calloc(256, 16, user));
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(memory.paged(SessionMemory::Pool::kTable), 1U);
+  EXPECT_EQ(resident_pages(table, 4096), 0U);
+  EXPECT_EQ(table[4095], 0U);
+  mem->free(table, user);
 }
 
 }  // namespace
