@@ -49,14 +49,22 @@ std::size_t resident_pages(void* p, std::size_t size) {
   return n;
 }
 
-TEST(SessionMemoryTest, ASessionsFrameBufferIsPagedAndGoesBackWhenTheSessionEnds) {
-  SessionMemory memory;
+/// A server session (no callbacks) allocating from `memory`, made as http2::Connection makes
+/// its own; null if nghttp2 failed.
+nghttp2_session* server_session(SessionMemory& memory) {
   nghttp2_session_callbacks* callbacks = nullptr;
   nghttp2_session_callbacks_new(&callbacks);
   nghttp2_session* session = nullptr;
-  ASSERT_EQ(nghttp2_session_server_new3(&session, callbacks, nullptr, nullptr, memory.mem()), 0);
+  const int made = nghttp2_session_server_new3(&session, callbacks, nullptr, nullptr, memory.mem());
   nghttp2_session_callbacks_del(callbacks);
   memory.session_made();
+  return made == 0 ? session : nullptr;
+}
+
+TEST(SessionMemoryTest, ASessionsFrameBufferIsPagedAndGoesBackWhenTheSessionEnds) {
+  SessionMemory memory;
+  nghttp2_session* session = server_session(memory);
+  ASSERT_NE(session, nullptr);
   EXPECT_EQ(memory.paged(SessionMemory::Pool::kFrame), 1U);  // the 16 KiB frame buffer
   EXPECT_GE(SessionMemory::pool_slots(), 1U);
   // The session works as with malloc: SETTINGS leave.
@@ -172,12 +180,8 @@ std::string client_request_bytes() {
 
 TEST(SessionMemoryTest, TheTablesMadeWithTheSessionStayUntouchedUntilAStreamComes) {
   SessionMemory memory;
-  nghttp2_session_callbacks* callbacks = nullptr;
-  nghttp2_session_callbacks_new(&callbacks);
-  nghttp2_session* session = nullptr;
-  ASSERT_EQ(nghttp2_session_server_new3(&session, callbacks, nullptr, nullptr, memory.mem()), 0);
-  nghttp2_session_callbacks_del(callbacks);
-  memory.session_made();
+  nghttp2_session* session = server_session(memory);
+  ASSERT_NE(session, nullptr);
   // The stream map's table and the two HPACK rings, beside the frame buffer.
   EXPECT_EQ(memory.paged(SessionMemory::Pool::kTable), 1U);
   EXPECT_EQ(memory.paged(SessionMemory::Pool::kRing), 2U);
