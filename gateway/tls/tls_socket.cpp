@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/tls/tls_socket.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <new>
 
@@ -17,6 +18,30 @@ TlsSocket::TlsSocket(TcpSocket socket, net::ssl::context& context)
   }
   SSL_set_fd(ssl_.get(), static_cast<int>(socket_.native_handle()));
   SSL_set_mode(ssl_.get(), SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+}
+
+std::size_t TlsSocket::read_now(net::mutable_buffer into, boost::system::error_code& ec,
+                                Want& want) {
+  ec = {};
+  if (into.size() == 0) {
+    return 0;
+  }
+  SSL* ssl = ssl_.get();
+  ERR_clear_error();
+  errno = 0;
+  std::size_t n = 0;
+  const int r = SSL_read_ex(ssl, into.data(), std::min(into.size(), kMaxSslCall), &n);
+  if (r == 1) {
+    return n;
+  }
+  const int why = SSL_get_error(ssl, r);
+  if (why == SSL_ERROR_WANT_READ || why == SSL_ERROR_WANT_WRITE) {
+    want = why == SSL_ERROR_WANT_WRITE ? Want::kWrite : Want::kRead;
+    ec = net::error::would_block;
+    return 0;
+  }
+  ec = error_of(ssl, r);
+  return 0;
 }
 
 void TlsSocket::send_close_notify() noexcept {

@@ -91,6 +91,24 @@ class TlsSocket {
         std::forward<Token>(token), into.size() == 0);
   }
 
+  /// What a read_now() that found nothing to read waits for (async_wait_ready()).
+  enum class Want : unsigned char { kRead, kWrite };
+
+  /// Reads what OpenSSL can give now into `into` (at most one record), without waiting. Returns
+  /// the bytes read; or 0 with `ec` set: net::error::would_block when nothing can be read yet
+  /// (then `want` says what to wait for), else the error an async_read_some() would report. For
+  /// a reader that waits holding no buffer and reads into a shared one once bytes are there.
+  std::size_t read_now(net::mutable_buffer into, boost::system::error_code& ec, Want& want);
+
+  /// Waits for what the read_now() that has just failed with would_block wants. No system call
+  /// starts the wait: OpenSSL's own receive (or send) has just failed with EAGAIN.
+  template <typename Token>
+  auto async_wait_ready(Want want, Token&& token) {
+    return socket_.async_wait_drained(
+        want == Want::kWrite ? TcpSocket::wait_write : TcpSocket::wait_read,
+        std::forward<Token>(token));
+  }
+
   /// Writes one record (at most 16 KiB) from `buffers`, small pieces gathered (gather_record()).
   template <typename Buffers, typename Token>
   auto async_write_some(const Buffers& buffers, Token&& token) {

@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <array>
+#include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
 #include <chrono>
+#include <concepts>
 #include <cstddef>
 #include <exception>
+#include <memory_resource>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "gateway/proxy/session/h2_goaways.hpp"
@@ -19,6 +25,24 @@ namespace sluice::proxy::detail {
 
 constexpr std::size_t kH2BusyRead = 16384;    // a read while streams are served
 constexpr std::size_t kH2WriteBatch = 65536;  // frames gathered into one write
+/// Streams whose reader waits for bytes holding no buffer, then reads what came without waiting
+/// (TlsSocket's read_now() and async_wait_ready()).
+template <typename S>
+concept ReadsWhenReady = requires {
+  typename S::Want;
+}
+&&requires(S& s, net::mutable_buffer b, boost::system::error_code& ec, typename S::Want& w) {
+  { s.read_now(b, ec, w) } -> std::same_as<std::size_t>;
+};
+
+/// The worker thread's buffer for one read of an HTTP/2 client connection that reads when
+/// ready: the bytes are taken in (Connection::receive()) before anything else runs on the
+/// thread, so every connection of the thread can share it.
+inline net::mutable_buffer read_scratch() {
+  thread_local std::array<char, kH2BusyRead> scratch;
+  return net::buffer(scratch);
+}
+
 /// How long a connection idles before nghttp2's frame buffer pages go back to the kernel.
 constexpr core::Duration kH2IdleRelease = std::chrono::seconds(1);
 
@@ -39,7 +63,6 @@ class H2Session final : public http2::ConnectionHost {
         env_(env),
         up_(up),
         conn_(settings, *this, stream.get_executor(), env.services.clock),
-        wake_(stream.get_executor()),
         done_(stream.get_executor()),
         read_deadline_(env.sweep, &cancel_stream<S>, &stream),
         write_deadline_(env.sweep, &cancel_stream<S>, &stream),
@@ -47,18 +70,21 @@ class H2Session final : public http2::ConnectionHost {
 
   /// Serves the connection until it ends, then closes it (close_notify on TLS).
   Task<void> run(core::TimePoint accepted) {
-    using namespace net::experimental::awaitable_operators;
     SessionEntry entry(env_.sessions, &on_drain, &on_cut, this);
     entry.idle = true;  // a drain sends GOAWAY at once; open streams still finish
     idle_since_ = accepted;
     if (env_.services.draining.load(std::memory_order_relaxed)) {
       conn_.shut_down();
     }
-    co_await (read_loop(accepted) && write_loop());
+    on_output();  // the server's SETTINGS
+    co_await read_loop(accepted);
+    // The reader is done (on_output() from it): the writer sends what is left, then ends.
+    while (!writer_ended()) {
+      co_await wait_done();
+    }
     conn_.abort_streams();
     while (spawned_ > 0) {  // their pending operations failed: they end soon
-      done_.expires_at(Timer::time_point::max());
-      co_await done_.async_wait(kAsTuple);
+      co_await wait_done();
     }
     beast::flat_buffer scratch;
     co_await close_gracefully(stream_, scratch, read_deadline_, env_.services.clock, false);
@@ -71,17 +97,30 @@ class H2Session final : public http2::ConnectionHost {
 
   void spawn(http2::Stream& stream) {
     ++spawned_;
-    net::co_spawn(stream_.get_executor(), serve_stream(stream), [this](std::exception_ptr e) {
-      if (e) {
-        env_.services.log->error("http2 stream failed");
-      }
-      if (--spawned_ == 0) {
-        done_.cancel();
-      }
-    });
+    net::co_spawn(stream_.get_executor(), serve_stream(stream),
+                  [this](const std::exception_ptr& e) {
+                    if (e) {
+                      env_.services.log->error("http2 stream failed");
+                    }
+                    if (--spawned_ == 0) {
+                      done_.cancel();
+                    }
+                  });
   }
 
-  void on_output() override { wake_.cancel(); }
+  /// The protocol has frames to send: the writer runs once the current handler is done
+  /// (nghttp2 is not re-entered from its own callbacks).
+  void on_output() override {
+    if (write_scheduled_ || writing_ || writer_done_) {
+      return;
+    }
+    write_scheduled_ = true;
+    net::post(stream_.get_executor(),
+              net::bind_allocator(std::pmr::polymorphic_allocator<std::byte>(env_.ops), [this] {
+                write_scheduled_ = false;
+                write_more();
+              }));
+  }
 
   /// Every GOAWAY sent is logged and counted, whoever decided it (docs/http2.md).
   void on_goaway_sent(std::uint32_t error_code, std::string_view reason) override {
@@ -109,7 +148,7 @@ class H2Session final : public http2::ConnectionHost {
   /// served, the wait is bounded by header_timeout_ms from the accept (before the first
   /// request) or idle_timeout_ms from the last request's end; then GOAWAY.
   Task<void> read_loop(core::TimePoint accepted) {
-    beast::flat_buffer buffer;
+    beast::flat_buffer buffer;  // (a stream that cannot read without a buffer while it waits)
     for (;;) {
       const bool idle = conn_.serving() == 0;
       if (idle) {
@@ -119,8 +158,29 @@ class H2Session final : public http2::ConnectionHost {
       } else {
         read_deadline_.disarm();  // the streams' own deadlines bound the wait
       }
-      auto [ec, n] = co_await stream_.async_read_some(
-          buffer.prepare(idle ? kFirstRead : kH2BusyRead), pooled(env_.ops));
+      boost::system::error_code ec;
+      std::string_view got;
+      if constexpr (ReadsWhenReady<S>) {
+        // TLS: the wait holds no buffer; what came is read into the thread's buffer and taken
+        // in below before anything else runs on the thread (docs/http2.md, "Memory per
+        // connection").
+        const net::mutable_buffer into = read_scratch();
+        typename S::Want want{};
+        const std::size_t n = stream_.read_now(into, ec, want);
+        if (ec == net::error::would_block) {
+          std::tie(ec) = co_await stream_.async_wait_ready(want, pooled(env_.ops));
+          if (!ec) {
+            continue;
+          }
+        }
+        got = std::string_view(static_cast<const char*>(into.data()), n);
+      } else {
+        std::size_t n = 0;
+        std::tie(ec, n) = co_await stream_.async_read_some(
+            buffer.prepare(idle ? kFirstRead : kH2BusyRead), pooled(env_.ops));
+        buffer.commit(n);
+        got = buffered(buffer);
+      }
       const bool expired = read_deadline_.expired();
       read_deadline_.disarm();
       if (ec) {
@@ -129,8 +189,7 @@ class H2Session final : public http2::ConnectionHost {
         }
         break;
       }
-      buffer.commit(n);
-      const bool ok = conn_.receive(buffered(buffer));
+      const bool ok = conn_.receive(got);
       buffer.consume(buffer.size());
       for (http2::Stream* arrived : arrived_) {
         spawn(*arrived);
@@ -153,38 +212,67 @@ class H2Session final : public http2::ConnectionHost {
     on_output();
   }
 
-  /// Writes what the protocol has to send, each write within idle_timeout_ms (a client that
-  /// stops reading is cut); ends when the reader did and all is sent, or the protocol is done.
-  Task<void> write_loop() {
-    const core::Clock& clock = env_.services.clock;
-    std::string batch;
-    for (;;) {
-      conn_.send(batch, kH2WriteBatch);
-      if (batch.empty()) {
+  /// The writer: sends what the protocol has to send, each write within idle_timeout_ms (a
+  /// client that stops reading is cut); ends when the reader did and all is sent, or the
+  /// protocol is done. Not a coroutine: between writes it holds no operation, no frame and no
+  /// timer (docs/http2.md, "Memory per connection").
+  void write_more() {
+    while (!writing_ && !writer_done_) {
+      batch_.clear();
+      conn_.send(batch_, kH2WriteBatch);
+      if (batch_.empty()) {
         if (!reading_ || !conn_.wants_io()) {
-          break;
+          end_writer();
+        } else if (conn_.serving() == 0) {  // idle from here: re-armed by every idle wait
+          idle_release_.arm(env_.services.clock.now() + kH2IdleRelease);
+          if (batch_.capacity() > kIdleBufferLimit) {
+            batch_ = std::string();
+          }
         }
-        if (conn_.serving() == 0) {  // idle from here: re-armed by every idle wait
-          idle_release_.arm(clock.now() + kH2IdleRelease);
-        }
-        wake_.expires_at(Timer::time_point::max());
-        co_await wake_.async_wait(kAsTuple);
-        continue;
+        return;
       }
-      write_deadline_.arm(clock.now() + env_.view.current()->snapshot->config().http.idle_timeout);
-      const auto ec = co_await write_all(stream_, net::buffer(batch), env_.ops);
-      write_deadline_.disarm();
-      batch.clear();
-      if (ec) {
-        break;
+      const WriteStart w = write_now(stream_, net::buffer(batch_));
+      if (w.ec) {
+        end_writer();
+        return;
       }
-      if (conn_.serving() == 0 && batch.capacity() > kIdleBufferLimit) {
-        batch = std::string();
+      if (!w.done) {
+        writing_ = true;
+        write_deadline_.arm(env_.services.clock.now() +
+                            env_.view.current()->snapshot->config().http.idle_timeout);
+        net::async_write(
+            stream_, net::buffer(batch_.data() + w.written, batch_.size() - w.written),
+            net::bind_allocator(std::pmr::polymorphic_allocator<std::byte>(env_.ops),
+                                [this](boost::system::error_code ec, std::size_t /*n*/) {
+                                  writing_ = false;
+                                  write_deadline_.disarm();
+                                  if (ec) {
+                                    end_writer();
+                                    return;
+                                  }
+                                  write_more();
+                                }));
       }
     }
+  }
+
+  void end_writer() {
+    writer_done_ = true;
     if (reading_) {
       StreamOps<S>::cancel(stream_);  // the reader waits on the socket: nothing more to read
     }
+    done_.cancel();
+  }
+
+  /// No write is out or about to start, and none will.
+  [[nodiscard]] bool writer_ended() const noexcept {
+    return writer_done_ && !writing_ && !write_scheduled_;
+  }
+
+  /// Waits until done_ is cancelled (the writer ended, a stream finished).
+  auto wait_done() {
+    done_.expires_at(Timer::time_point::max());
+    return done_.async_wait(kAsTuple);
   }
 
   /// One stream's request (serve_h2_stream()), then the connection's idle bookkeeping.
@@ -205,15 +293,18 @@ class H2Session final : public http2::ConnectionHost {
   SessionEnv& env_;
   UpstreamContext<Up>& up_;
   http2::Connection conn_;
-  Timer wake_;  ///< the writer waits on it; on_output() cancels it
-  Timer done_;  ///< the end waits on it for the stream coroutines
+  Timer done_;  ///< the end waits on it for the writer and the stream coroutines
   Deadline read_deadline_;
   Deadline write_deadline_;
   Deadline idle_release_;  ///< fires after kH2IdleRelease of idleness: release_idle_memory()
   std::size_t spawned_ = 0;
   std::vector<http2::Stream*>
-      arrived_;  ///< heads taken in by the current receive(), not served yet
+      arrived_;        ///< heads taken in by the current receive(), not served yet
+  std::string batch_;  ///< the frames of the write going out
   bool reading_ = true;
+  bool writing_ = false;          ///< a write is out
+  bool write_scheduled_ = false;  ///< write_more() is posted
+  bool writer_done_ = false;      ///< the writer has ended
   core::TimePoint idle_since_;
 };
 
@@ -222,16 +313,25 @@ class H2Session final : public http2::ConnectionHost {
 namespace sluice::proxy {
 
 /// Serves an HTTP/2 connection (docs/http2.md) on `stream` (after the TLS handshake chose h2,
-/// or a plain connection began with the HTTP/2 preface, still unread). Owns the stream and
-/// `slot`; runs on the worker's thread; never throws.
+/// or a plain connection began with the HTTP/2 preface, still unread). The caller owns `stream`
+/// and `peer` and keeps them until the task is done (run_tls_session() passes its own: no copy
+/// of them in this frame for the connection's life). Runs on the worker's thread; never throws.
 template <typename S, typename Up>
-Task<void> run_h2_session(S stream, Peer peer, http2::Settings settings, SessionEnv& env,
-                          UpstreamContext<Up>& up, ConnectionSlot slot, core::TimePoint accepted,
-                          const GoawayCounters* goaways = nullptr) {
+Task<void> serve_h2_connection(S& stream, const Peer& peer, http2::Settings settings,
+                               SessionEnv& env, UpstreamContext<Up>& up, core::TimePoint accepted,
+                               const GoawayCounters* goaways = nullptr) {
   settings.max_header_bytes =
       static_cast<std::uint32_t>(env.view.current()->snapshot->config().http.max_header_bytes);
   detail::H2Session<S, Up> session(stream, peer, settings, env, up, goaways);
   co_await session.run(accepted);
+}
+
+/// serve_h2_connection() owning the stream, the peer and `slot`.
+template <typename S, typename Up>
+Task<void> run_h2_session(S stream, Peer peer, http2::Settings settings, SessionEnv& env,
+                          UpstreamContext<Up>& up, ConnectionSlot slot, core::TimePoint accepted,
+                          const GoawayCounters* goaways = nullptr) {
+  co_await serve_h2_connection(stream, peer, settings, env, up, accepted, goaways);
   (void)slot;
 }
 

@@ -46,7 +46,7 @@ inline bool chose_h2(SSL* ssl) noexcept {
 /// has what is left of it), closing without a word on failure, garbage or a stall, but with
 /// `400 plain_http_on_tls_port` in plain text to a client that spoke plain HTTP; then
 /// run_session() over the TLS stream. A connection still in its handshake counts as idle for a
-/// drain. With `http2` set and h2 chosen by ALPN, run_h2_session() serves it instead
+/// drain. With `http2` set and h2 chosen by ALPN, serve_h2_connection() serves it instead
 /// (docs/http2.md). Owns the socket and `slot`; runs on the worker's thread; never throws.
 template <typename Up>
 Task<void> run_tls_session(Socket socket, Peer peer, std::shared_ptr<const tls::ServerTls> served,
@@ -86,8 +86,7 @@ Task<void> run_tls_session(Socket socket, Peer peer, std::shared_ptr<const tls::
   peer.tls = true;
   peer.client_cert = tls::read_client_certificate(stream.native_handle());
   if (http2 && chose_h2(stream.native_handle())) {
-    co_await run_h2_session<TlsStream, Up>(std::move(stream), std::move(peer), *http2, env, up,
-                                           std::move(slot), accepted, goaways);
+    co_await serve_h2_connection<TlsStream, Up>(stream, peer, *http2, env, up, accepted, goaways);
     co_return;
   }
   co_await run_session<TlsStream, Up>(std::move(stream), std::move(peer), env, up, std::move(slot),
