@@ -46,8 +46,9 @@ inline net::mutable_buffer read_scratch() {
 /// How long a connection idles before nghttp2's frame buffer pages go back to the kernel.
 constexpr core::Duration kH2IdleRelease = std::chrono::seconds(1);
 
-/// One HTTP/2 connection (docs/http2.md): a reading and a writing coroutine around an
-/// http2::Connection, and one coroutine per stream (serve_h2_stream()). Lives in its run()'s
+/// One HTTP/2 connection (docs/http2.md): a reading coroutine and a writer (a chain of posted
+/// writes, write_more()) around an http2::Connection, and one coroutine per stream
+/// (serve_h2_stream()). Lives in its run()'s
 /// caller frame; confined to the worker's thread.
 template <typename S, typename Up>
 class H2Session final : public http2::ConnectionHost {
