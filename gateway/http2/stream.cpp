@@ -22,6 +22,14 @@ using boost::system::error_code;
 
 using NvList = boost::container::small_vector<nghttp2_nv, 24>;
 
+/// How HPACK is to carry a response field: a value new on every response (the request id)
+/// goes as a literal the table never indexes, since adding it would only push out the entries
+/// later responses reuse (`server`, `content-type`, ...) and cost an insertion and eviction per
+/// response (docs/http2.md, "Header compression").
+std::uint8_t field_flags(std::string_view name) noexcept {
+  return name == "x-request-id" ? NGHTTP2_NV_FLAG_NO_INDEX : NGHTTP2_NV_FLAG_NONE;
+}
+
 /// The fields as nghttp2 takes them (`status` first unless empty), dropped ones left out.
 /// `bodyless`: the response ends with these fields, so a `content-length: 0` says nothing
 /// HEADERS with END_STREAM does not (and a gRPC client, which reads such a response as
@@ -32,7 +40,7 @@ NvList to_nv(std::string_view status, const FieldBlock& fields, bool bodyless = 
     // nghttp2 copies names and values at submission; the pointers only live through the call.
     nv.push_back({reinterpret_cast<std::uint8_t*>(const_cast<char*>(name.data())),
                   reinterpret_cast<std::uint8_t*>(const_cast<char*>(value.data())), name.size(),
-                  value.size(), NGHTTP2_NV_FLAG_NONE});
+                  value.size(), field_flags(name)});
   };
   if (!status.empty()) {
     add(":status", status);

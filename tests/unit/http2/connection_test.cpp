@@ -34,6 +34,36 @@ TEST_F(ConnectionTest, ARequestIsAnHttp11HeadAndItsResponseComesBackAsFrames) {
   EXPECT_EQ(server.serving(), 0U);
 }
 
+TEST_F(ConnectionTest, TheRequestIdGoesAsANeverIndexedLiteralSoItLeavesTheTableAlone) {
+  // docs/http2.md, "Header compression": a value new on every response would only push out
+  // the table entries later responses reuse.
+  std::size_t table_after_first = 0;
+  for (const char* request_id :
+       {"4f1c0000000000000000000000000001", "9a2e0000000000000000000000000002"}) {
+    const std::int32_t id = client.request("GET", "/", {});
+    pump();
+    ASSERT_FALSE(host.requests.empty());
+    Stream& s = *host.requests.back();
+    error_code ec;
+    const std::string response =
+        std::string("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nServer: b1\r\n") +
+        "X-Request-Id: " + request_id + "\r\n\r\nok";
+    EXPECT_EQ(s.write_now(net::buffer(response), ec), response.size());
+    s.served();
+    pump();
+    const Seen& seen = client.streams[id];
+    EXPECT_EQ(field(seen.headers, "x-request-id"), request_id);
+    EXPECT_EQ(seen.never_indexed, std::vector<std::string>{"x-request-id"});
+    const std::size_t table = nghttp2_session_get_hd_inflate_dynamic_table_size(client.session);
+    if (table_after_first == 0) {
+      table_after_first = table;  // server: b1 and content-length: 2 were indexed
+      EXPECT_GT(table_after_first, 0U);
+    } else {
+      EXPECT_EQ(table, table_after_first);  // the second response added nothing
+    }
+  }
+}
+
 TEST_F(ConnectionTest, AnIdleConnectionGivesItsFrameBufferPagesBackAndServesOnAfterwards) {
   // docs/http2.md, "Memory per connection": the frames of a large response fill nghttp2's
   // frame buffer; once the connection is idle its pages go back, and the next response is

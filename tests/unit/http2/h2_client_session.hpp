@@ -23,6 +23,7 @@ struct Seen {
   FieldVector headers;
   FieldVector trailers;
   std::string body;
+  std::vector<std::string> never_indexed;  ///< fields HPACK sent as never-indexed literals
   bool closed = false;
   std::uint32_t error = 0;
 };
@@ -35,9 +36,12 @@ class Client {
     nghttp2_session_callbacks_new(&cb);
     nghttp2_session_callbacks_set_on_header_callback(
         cb, [](nghttp2_session*, const nghttp2_frame* frame, const std::uint8_t* name,
-               std::size_t namelen, const std::uint8_t* value, std::size_t valuelen, std::uint8_t,
-               void* user) {
+               std::size_t namelen, const std::uint8_t* value, std::size_t valuelen,
+               std::uint8_t flags, void* user) {
           Seen& seen = static_cast<Client*>(user)->streams[frame->hd.stream_id];
+          if ((flags & NGHTTP2_NV_FLAG_NO_INDEX) != 0) {
+            seen.never_indexed.emplace_back(reinterpret_cast<const char*>(name), namelen);
+          }
           FieldVector& into = frame->headers.cat == NGHTTP2_HCAT_HEADERS && !seen.headers.empty()
                                   ? seen.trailers
                                   : seen.headers;
