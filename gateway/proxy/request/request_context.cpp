@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/proxy/request/request_context.hpp"
 
+#include <algorithm>
 #include <random>
 
 namespace sluice::proxy {
@@ -95,6 +96,7 @@ void RequestContext::reset(core::TimePoint now, const Snapshot& snap) {
 }
 
 ContextPool::Lease ContextPool::acquire() {
+  peak_ = std::max(peak_, ++in_use_);
   if (free_.empty()) {
     return {*this, std::make_unique<RequestContext>()};
   }
@@ -103,8 +105,17 @@ ContextPool::Lease ContextPool::acquire() {
   return {*this, std::move(ctx)};
 }
 
+void ContextPool::trim() {
+  const std::size_t needed = peak_ > in_use_ ? peak_ - in_use_ : 0;
+  if (free_.size() > needed) {  // from the LIFO's bottom: the coldest
+    free_.erase(free_.begin(), free_.begin() + static_cast<std::ptrdiff_t>(free_.size() - needed));
+  }
+  peak_ = in_use_;
+}
+
 void ContextPool::give_back(std::unique_ptr<RequestContext> ctx) {
-  if (free_.size() < kKept) {
+  --in_use_;
+  if (free_.size() < kMostKept) {
     ctx->parser.reset();  // drops the views of the read buffers
     ctx->response.reset();
     ctx->admission.reset();

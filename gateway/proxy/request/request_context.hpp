@@ -173,6 +173,13 @@ struct RequestContext {
 
 /// The worker's free list of contexts: acquire() at a request's first byte, release when it is
 /// over. LIFO, so the context (and the capacity of its strings) is warm. Confined to one thread.
+///
+/// It keeps as many as were in use at once lately (docs/architecture.md, "One request, one
+/// context"): a context given back is kept unless the pool already holds kMostKept, and trim()
+/// (the worker's periodic sweep) frees those the last period's peak did not need. So a steady
+/// load of N requests in flight (an HTTP/2 client's streams: hundreds per connection) makes
+/// its contexts once rather than a 12 KiB allocation, zeroing and free for each request past a
+/// fixed count, and a worker that went quiet gives them all back within two periods.
 class ContextPool {
  public:
   class Lease {
@@ -196,13 +203,21 @@ class ContextPool {
     std::unique_ptr<RequestContext> ctx_;
   };
 
+  /// The most contexts kept free (about 12 MiB of them).
+  static constexpr std::size_t kMostKept = 1024;
+
   [[nodiscard]] Lease acquire();
+  /// Frees the kept contexts beyond what the most in use at once since the last trim needs
+  /// beside those in use now, then starts a new period.
+  void trim();
   [[nodiscard]] std::size_t idle() const noexcept { return free_.size(); }
+  [[nodiscard]] std::size_t in_use() const noexcept { return in_use_; }
 
  private:
   void give_back(std::unique_ptr<RequestContext> ctx);
-  static constexpr std::size_t kKept = 256;
   std::vector<std::unique_ptr<RequestContext>> free_;
+  std::size_t in_use_ = 0;
+  std::size_t peak_ = 0;  ///< the most in use at once since the last trim()
 };
 
 }  // namespace sluice::proxy

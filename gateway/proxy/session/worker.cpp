@@ -223,6 +223,7 @@ Task<void> Worker::maintenance_loop() {
     if (now - last_pool_sweep_ >= kPoolSweepEvery) {
       last_pool_sweep_ = now;
       sweep_pool();
+      contexts_.trim();
     }
   }
 }
