@@ -2,9 +2,11 @@
 #include "gateway/http1/head_rewrite.hpp"
 
 #include <algorithm>
+#include <array>
 #include <boost/beast/http/rfc7230.hpp>
 #include <boost/beast/http/status.hpp>
 #include <boost/container/small_vector.hpp>
+#include <charconv>
 
 #include "gateway/http1/transfer_codings.hpp"
 
@@ -219,6 +221,57 @@ void write_request_head(const RequestHead& head, const RequestRewrite& rw, Gathe
   out.add_copy(kCrlf);
 }
 
+namespace {
+
+/// Which of the upstream's response fields go on to the client (write_response_head() and
+/// for_each_response_field() read the same rules): not the hop-by-hop ones nor what Connection
+/// lists, not Transfer-Encoding (sluice writes its own), not a Content-Length that is collapsed,
+/// not a field an added one replaces. Notes whether an X-Request-Id goes on.
+class ResponseFieldFilter {
+ public:
+  ResponseFieldFilter(const ResponseHead& head, const ResponseRewrite& rw)
+      : rw_(rw),
+        connection_(head.fields, rw.upgrade),
+        collapse_length_(content_length_needs_collapse(head)) {}
+
+  bool operator()(const FieldRef& f) {
+    if (rw_.upgrade && f.id == http::field::upgrade) {
+      return true;
+    }
+    if (hop_by_hop_by_name(f) || connection_.lists(f.name)) {
+      return false;
+    }
+    if (f.id == http::field::content_length) {
+      return !collapse_length_;
+    }
+    if (f.id == http::field::transfer_encoding) {
+      return false;  // one line of sluice's own follows
+    }
+    if (std::any_of(rw_.extra.begin(), rw_.extra.end(),
+                    [&](const ExtraField& e) { return iequals(e.name, f.name); })) {
+      return false;
+    }
+    if (f.id == http::field::unknown && iequals(f.name, kRequestId)) {
+      has_request_id_ = true;
+    }
+    return true;
+  }
+
+  [[nodiscard]] bool collapse_length() const noexcept { return collapse_length_; }
+  /// After the fields went through: whether sluice adds its X-Request-Id.
+  [[nodiscard]] bool adds_request_id() const noexcept {
+    return !has_request_id_ && !rw_.request_id.empty();
+  }
+
+ private:
+  const ResponseRewrite& rw_;
+  ConnectionTokens connection_;
+  bool collapse_length_;
+  bool has_request_id_ = false;
+};
+
+}  // namespace
+
 void write_response_head(const ResponseHead& head, const ResponseRewrite& rw, GatherList& out) {
   out.add_copy(rw.version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
   out.add_decimal(head.status);
@@ -230,34 +283,9 @@ void write_response_head(const ResponseHead& head, const ResponseRewrite& rw, Ga
     out.add(head.reason);
   }
   out.add_copy(kCrlf);
-  const ConnectionTokens connection(head.fields, rw.upgrade);
-  const bool collapse_length = content_length_needs_collapse(head);
-  bool has_request_id = false;
-  copy_fields(
-      head,
-      [&](const FieldRef& f) {
-        if (rw.upgrade && f.id == http::field::upgrade) {
-          return true;
-        }
-        if (hop_by_hop_by_name(f) || connection.lists(f.name)) {
-          return false;
-        }
-        if (f.id == http::field::content_length) {
-          return !collapse_length;
-        }
-        if (f.id == http::field::transfer_encoding) {
-          return false;  // one line of sluice's own follows
-        }
-        if (std::any_of(rw.extra.begin(), rw.extra.end(),
-                        [&](const ExtraField& e) { return iequals(e.name, f.name); })) {
-          return false;
-        }
-        if (f.id == http::field::unknown && iequals(f.name, kRequestId)) {
-          has_request_id = true;
-        }
-        return true;
-      },
-      out);
+  ResponseFieldFilter keep(head, rw);
+  const bool collapse_length = keep.collapse_length();
+  copy_fields(head, keep, out);
   switch (rw.framing) {
     case BodyFraming::kAsIs:
       add_framing(out, head, collapse_length, head.transfer_codings, {});
@@ -269,7 +297,7 @@ void write_response_head(const ResponseHead& head, const ResponseRewrite& rw, Ga
       add_framing(out, head, collapse_length, without_final_chunked(head.transfer_codings), {});
       break;
   }
-  if (!has_request_id && !rw.request_id.empty()) {
+  if (keep.adds_request_id()) {
     add_field(out, kRequestId, rw.request_id);
   }
   for (const ExtraField& e : rw.extra) {
@@ -283,6 +311,33 @@ void write_response_head(const ResponseHead& head, const ResponseRewrite& rw, Ga
     out.add_copy("Connection: close\r\n");
   }
   out.add_copy(kCrlf);
+}
+
+bool for_each_response_field(const ResponseHead& head, const ResponseRewrite& rw,
+                             const FieldSink& sink) {
+  if (rw.upgrade || rw.framing != BodyFraming::kAsIs || !head.transfer_codings.empty()) {
+    return false;
+  }
+  ResponseFieldFilter keep(head, rw);
+  for (std::size_t i = 0; i < head.fields.size(); ++i) {
+    const FieldRef& f = head.fields[i];
+    if (keep(f)) {
+      sink(f.name, f.value);
+    }
+  }
+  if (keep.collapse_length()) {
+    std::array<char, 24> digits{};
+    const auto end =
+        std::to_chars(digits.data(), digits.data() + digits.size(), head.content_length).ptr;
+    sink("Content-Length", {digits.data(), static_cast<std::size_t>(end - digits.data())});
+  }
+  if (keep.adds_request_id()) {
+    sink(kRequestId, rw.request_id);
+  }
+  for (const ExtraField& e : rw.extra) {
+    sink(e.name, e.value);
+  }
+  return true;
 }
 
 }  // namespace sluice::http1

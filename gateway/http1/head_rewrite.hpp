@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string_view>
 
@@ -85,6 +86,18 @@ struct ResponseRewrite {
 /// status and reason, the upstream's fields without the hop-by-hop ones (and without a
 /// Transfer-Encoding being removed by kUnchunk), then the added fields.
 void write_response_head(const ResponseHead& head, const ResponseRewrite& rewrite, GatherList& out);
+
+/// Receives one field: a name and a value that live through the call.
+using FieldSink = std::function<void(std::string_view name, std::string_view value)>;
+
+/// The fields write_response_head() writes, handed to `sink` one by one instead of as text, for
+/// a client whose protocol carries fields rather than lines (HTTP/2, docs/http2.md "One stream,
+/// one HTTP/1.1 request"): the same upstream fields kept, a collapsed Content-Length, the added
+/// X-Request-Id and extra fields, and no Connection field of sluice's own. Returns false, having
+/// sent nothing, when the head needs more than fields (a Transfer-Encoding line: the body is
+/// framed as text; an upgrade; a re-framed body).
+[[nodiscard]] bool for_each_response_field(const ResponseHead& head, const ResponseRewrite& rw,
+                                           const FieldSink& sink);
 
 /// True when `id` may be forwarded as a request id: 1-128 visible ASCII characters.
 [[nodiscard]] bool usable_request_id(std::string_view id) noexcept;

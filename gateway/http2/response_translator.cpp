@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/http2/response_translator.hpp"
 
+#include <algorithm>
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
@@ -156,6 +157,8 @@ void ResponseTranslator::Parser::on_finish_impl(beast::error_code& /*ec*/) {
 
 void ResponseTranslator::reset(bool head_request) {
   head_request_ = head_request;
+  fields_given_ = false;
+  body_left_ = 0;
   done_ = false;
   failed_ = false;
   pending_.clear();
@@ -189,7 +192,39 @@ bool ResponseTranslator::parse(std::string_view& data) {
   return true;
 }
 
+bool ResponseTranslator::can_take_head() const noexcept {
+  return parser_ && !parser_->got_some() && pending_.empty() && !done_ && !failed_ &&
+         !fields_given_;
+}
+
+void ResponseTranslator::take_head(int status, std::uint64_t body_length) {
+  fields_given_ = true;
+  body_left_ = head_request_ ? 0 : body_length;
+  fields_.drop_connection_specific();
+  listener_.on_head(status, fields_, true);
+  take_body({});
+}
+
+void ResponseTranslator::take_body(std::string_view bytes) {
+  const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(body_left_, bytes.size()));
+  if (n > 0) {
+    listener_.on_body(bytes.substr(0, n));
+    body_left_ -= n;
+  }
+  if (body_left_ == 0) {
+    done_ = true;
+    trailers_.clear();
+    listener_.on_end(trailers_);
+  }
+}
+
 bool ResponseTranslator::feed(std::string_view bytes) {
+  if (fields_given_) {
+    if (!done_) {
+      take_body(bytes);
+    }
+    return true;
+  }
   if (failed_ || done_ || !parser_) {
     return !failed_ && parser_.has_value();  // past the end: nobody asked for more bytes
   }
@@ -214,6 +249,9 @@ bool ResponseTranslator::feed(std::string_view bytes) {
 }
 
 bool ResponseTranslator::finish() {
+  if (fields_given_) {
+    return done_;  // a body cut short stays incomplete
+  }
   if (parser_ && !done_ && !failed_ && parser_->is_header_done() && parser_->need_eof()) {
     beast::error_code ec;
     parser_->put_eof(ec);

@@ -89,6 +89,21 @@ class ResponseTranslator {
   /// The writer is done: a body delimited by the close ends here. Returns whether the response
   /// was complete (on_end() reported).
   bool finish();
+
+  /// Whether the final head may come as fields (take_head()) rather than bytes: no byte of this
+  /// response (nor a partial informational head) has been fed yet.
+  [[nodiscard]] bool can_take_head() const noexcept;
+  /// The block to fill with the head's fields before take_head() (emptied here; names are
+  /// lowercased by FieldBlock::add()).
+  [[nodiscard]] FieldBlock& head_fields() noexcept {
+    fields_.clear();
+    return fields_;
+  }
+  /// The final head as `status` and head_fields(), with a body of exactly `body_length` bytes
+  /// (none for a response to HEAD) that feed() then takes as they are: what parsing the same
+  /// head as HTTP/1.1 bytes would report, without the parse (docs/http2.md, "One stream, one
+  /// HTTP/1.1 request"). Only when can_take_head().
+  void take_head(int status, std::uint64_t body_length);
   [[nodiscard]] bool started() const noexcept { return parser_.has_value(); }
   [[nodiscard]] bool done() const noexcept { return done_; }
   [[nodiscard]] bool failed() const noexcept { return failed_; }
@@ -125,9 +140,13 @@ class ResponseTranslator {
   };
 
   bool parse(std::string_view& data);
+  /// After take_head(): the body bytes as they are, then the end.
+  void take_body(std::string_view bytes);
 
   ResponseListener& listener_;
   bool head_request_ = false;
+  bool fields_given_ = false;    ///< the head came through take_head(): no parser
+  std::uint64_t body_left_ = 0;  ///< with fields_given_: body bytes still to come
   bool done_ = false;
   bool failed_ = false;
   std::string pending_;  ///< bytes the parser could not take yet (a partial line)

@@ -265,6 +265,11 @@ std::size_t Stream::take(std::string_view bytes, error_code& ec) {
   return n;
 }
 
+void Stream::take_head(int status, std::uint64_t body_length) {
+  translator_.take_head(status, body_length);
+  flush_head();
+}
+
 std::size_t Stream::take_pending(error_code& ec) {
   std::size_t taken = 0;
   for (net::const_buffer& b : write_from_) {

@@ -111,6 +111,17 @@ class Stream final : public ResponseListener,
     flush_head();
     return taken;
   }
+  /// Whether the response head may come as fields (take_head()) instead of HTTP/1.1 bytes:
+  /// the stream is open and no byte of its response has been written.
+  [[nodiscard]] bool can_take_head() const noexcept {
+    return !closed_ && translator_.can_take_head();
+  }
+  /// Where the response head's fields go before take_head() (emptied here).
+  [[nodiscard]] FieldBlock& response_fields() noexcept { return translator_.head_fields(); }
+  /// The final response head as `status` and response_fields(), its body of `body_length`
+  /// bytes to follow through write() and write_now() as they are (docs/http2.md, "One stream,
+  /// one HTTP/1.1 request"). Only when can_take_head().
+  void take_head(int status, std::uint64_t body_length);
   /// Before the request is served: a body without a length that has already arrived whole (its
   /// END_STREAM is in, at most kSettleLimit bytes) is given its Content-Length instead of the
   /// chunked framing, so it goes upstream with the head in one write rather than streamed

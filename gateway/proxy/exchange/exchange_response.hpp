@@ -88,6 +88,34 @@ Task<boost::system::error_code> read_response_head(Exchange<Down, Up>& x) {
 
 /// Composes the client's response head from the upstream's into `ctx.down_out`, with the body
 /// bytes already here. Returns whether the body is chunked toward the client.
+/// An HTTP/2 stream (a Down with stream().can_take_head()) takes a head whose body has a known
+/// length as fields: the same fields write_response_head() would write, without the HTTP/1.1
+/// text the stream would parse back (docs/http2.md, "One stream, one HTTP/1.1 request").
+template <typename Down>
+bool head_as_fields(Down& down, const http1::ResponseHead& head, const http1::ResponseRewrite& rw) {
+  if constexpr (requires { down.stream().can_take_head(); }) {
+    if (head.status < 200 ||
+        (head.framing != http1::Framing::kContentLength && head.framing != http1::Framing::kNone)) {
+      return false;
+    }
+    auto& stream = down.stream();
+    if (!stream.can_take_head()) {
+      return false;
+    }
+    auto& fields = stream.response_fields();
+    if (!http1::for_each_response_field(
+            head, rw,
+            [&](std::string_view name, std::string_view value) { fields.add(name, value); })) {
+      return false;
+    }
+    stream.take_head(static_cast<int>(head.status),
+                     head.framing == http1::Framing::kContentLength ? head.content_length : 0);
+    return true;
+  } else {
+    return false;
+  }
+}
+
 template <typename Down, typename Up>
 bool compose_response(Exchange<Down, Up>& x, std::uint64_t& gathered,
                       boost::system::error_code& ec) {
@@ -126,7 +154,9 @@ bool compose_response(Exchange<Down, Up>& x, std::uint64_t& gathered,
   rw.request_id = ctx.request_id.view();
   rw.extra = ctx.extra_fields();
   ctx.down_out.clear();
-  http1::write_response_head(head, rw, ctx.down_out);
+  if (!head_as_fields(x.down.stream, head, rw)) {
+    http1::write_response_head(head, rw, ctx.down_out);
+  }
   ctx.response_parsed =
       gather_body(*ctx.response, x.conn->buffer, head.size, ctx.down_out, chunked, gathered, ec);
   return chunked;

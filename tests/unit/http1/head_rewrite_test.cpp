@@ -295,6 +295,72 @@ TEST(HeadRewriteTest, ResponseRewritesAFoldedFieldOnOneLine) {
       "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nX-B: b\r\n\r\n");
 }
 
+/// for_each_response_field() as text lines, or "<refused>".
+std::string response_fields(const std::string& text, const ResponseRewrite& rw) {
+  Parsed<false> parsed(text);
+  std::string out;
+  const bool given = for_each_response_field(
+      parsed.head(), rw, [&](std::string_view name, std::string_view value) {
+        out.append(name).append(": ").append(value).append("\r\n");
+      });
+  return given ? out : "<refused>";
+}
+
+/// write_response_head()'s fields: without the status line, sluice's own Connection line and
+/// the blank line.
+std::string written_fields(const std::string& text, const ResponseRewrite& rw) {
+  std::string head = response(text, rw);
+  head.erase(0, head.find("\r\n") + 2);
+  head.erase(head.size() - 2);
+  for (const std::string_view own : {"Connection: close\r\n", "Connection: keep-alive\r\n"}) {
+    if (const auto at = head.find(own); at != std::string::npos) {
+      head.erase(at, own.size());
+    }
+  }
+  return head;
+}
+
+TEST(HeadRewriteTest, ResponseFieldsForHttp2AreTheWrittenHeadsFields) {
+  // docs/http2.md, "One stream, one HTTP/1.1 request": an HTTP/2 stream takes the head as
+  // fields; they must be what the written head carries.
+  const ExtraField extra[] = {{"RateLimit", "\"p\";r=1;t=2"}};
+  std::vector<ResponseRewrite> rewrites(4);
+  rewrites[1].request_id = "rid";
+  rewrites[2].request_id = "rid";
+  rewrites[2].extra = extra;
+  rewrites[3].keep_alive = false;
+  const std::string heads[] = {
+      "HTTP/1.1 200 OK\r\nServer: up\r\nContent-Length: 3\r\nConnection: keep-alive\r\n\r\n",
+      "HTTP/1.1 204 No Content\r\nDate: today\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nConnection: x-hop, close\r\nX-Hop: 1\r\nKeep-Alive: t=5\r\n"
+      "Proxy-Authenticate: a\r\nX-Kept: 2\r\nContent-Length: 0\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nContent-Length: 4, 4\r\nX-B: b\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nX-A: one\r\n two\r\nContent-Length: 0\r\n\r\n",
+      "HTTP/1.1 200 OK\r\nX-Request-Id: theirs\r\nratelimit: theirs\r\nContent-Length: 0\r\n\r\n",
+  };
+  for (const std::string& head : heads) {
+    for (const ResponseRewrite& rw : rewrites) {
+      SCOPED_TRACE(head);
+      EXPECT_EQ(response_fields(head, rw), written_fields(head, rw));
+    }
+  }
+  EXPECT_EQ(response_fields(heads[3], rewrites[0]), "X-B: b\r\nContent-Length: 4\r\n");
+}
+
+TEST(HeadRewriteTest, ResponseFieldsRefuseAHeadThatNeedsItsFramingLines) {
+  EXPECT_EQ(response_fields("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", {}),
+            "<refused>");
+  ResponseRewrite rw;
+  rw.framing = BodyFraming::kChunked;
+  EXPECT_EQ(response_fields("HTTP/1.1 200 OK\r\nServer: up\r\n\r\n", rw), "<refused>");
+  rw = {};
+  rw.upgrade = true;
+  EXPECT_EQ(response_fields("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                            "Connection: upgrade\r\n\r\n",
+                            rw),
+            "<refused>");
+}
+
 TEST(HeadRewriteTest, ResponseWithoutAReasonGetsTheStandardOne) {
   EXPECT_EQ(response("HTTP/1.1 201 \r\nContent-Length: 0\r\n\r\n", ResponseRewrite{}),
             "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n");

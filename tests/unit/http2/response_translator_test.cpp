@@ -146,5 +146,70 @@ TEST(ResponseTranslatorTest, OneTranslatorServesResponseAfterResponse) {
   EXPECT_EQ(t.fields().to_vector(), second);
 }
 
+/// The same response given as a head of fields then body bytes, and as HTTP/1.1 bytes: the
+/// listener hears the same.
+TEST(ResponseTranslatorTest, AHeadGivenAsFieldsReportsWhatItsBytesWould) {
+  for (const bool head_request : {false, true}) {
+    SCOPED_TRACE(head_request);
+    Recorder parsed;
+    ResponseTranslator by_bytes(parsed);
+    by_bytes.reset(head_request);
+    ASSERT_TRUE(by_bytes.feed(
+        "HTTP/1.1 200 OK\r\nServer: Up\r\nContent-Length: 5\r\nConnection: x\r\nX: 1\r\n\r\n"
+        "hello"));
+
+    Recorder given;
+    ResponseTranslator by_fields(given);
+    by_fields.reset(head_request);
+    ASSERT_TRUE(by_fields.can_take_head());
+    FieldBlock& fields = by_fields.head_fields();
+    fields.add("Server", "Up");
+    fields.add("Content-Length", "5");
+    fields.add("Connection", "x");
+    fields.add("X", "1");
+    by_fields.take_head(200, 5);
+    EXPECT_FALSE(by_fields.can_take_head());
+    if (!head_request) {
+      EXPECT_FALSE(by_fields.done());
+      ASSERT_TRUE(feed_bytewise(by_fields, "hel"));
+      ASSERT_TRUE(by_fields.feed("lo and bytes past the end"));
+    }
+    ASSERT_EQ(given.heads.size(), 1U);
+    EXPECT_EQ(given.heads[0].status, parsed.heads[0].status);
+    EXPECT_EQ(given.heads[0].fields, parsed.heads[0].fields);
+    EXPECT_EQ(given.heads[0].final, parsed.heads[0].final);
+    EXPECT_EQ(given.body, parsed.body);
+    EXPECT_EQ(given.ended, parsed.ended);
+    EXPECT_TRUE(by_fields.done());
+    EXPECT_TRUE(by_fields.finish());
+  }
+}
+
+TEST(ResponseTranslatorTest, AHeadGivenAsFieldsWithABodyCutShortIsIncomplete) {
+  Recorder r;
+  ResponseTranslator t(r);
+  t.reset(false);
+  (void)t.head_fields();
+  t.take_head(200, 10);
+  ASSERT_TRUE(t.feed("12345"));
+  EXPECT_FALSE(t.finish());
+  EXPECT_FALSE(r.ended);
+  EXPECT_EQ(r.body, "12345");
+  t.reset(false);  // the next response starts clean
+  EXPECT_TRUE(t.can_take_head());
+  (void)t.head_fields();
+  t.take_head(204, 0);
+  EXPECT_TRUE(r.ended);
+  EXPECT_TRUE(t.done());
+}
+
+TEST(ResponseTranslatorTest, OnceBytesCameTheHeadCannotComeAsFields) {
+  Recorder r;
+  ResponseTranslator t(r);
+  t.reset(false);
+  ASSERT_TRUE(t.feed("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 2"));
+  EXPECT_FALSE(t.can_take_head());
+}
+
 }  // namespace
 }  // namespace sluice::http2
