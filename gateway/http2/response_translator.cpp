@@ -44,11 +44,10 @@ bool named_in(std::string_view connection, std::string_view name) {
 
 void FieldBlock::add(std::string_view name, std::string_view value) {
   const auto at = static_cast<std::uint32_t>(bytes_.size());
-  bytes_.reserve(bytes_.size() + name.size() + value.size());
-  for (const char c : name) {
-    bytes_.push_back(lower(c));
-  }
-  bytes_.append(value);
+  bytes_.resize(bytes_.size() + name.size() + value.size());
+  char* out = bytes_.data() + at;
+  out = std::transform(name.begin(), name.end(), out, lower);
+  std::copy(value.begin(), value.end(), out);
   spans_.push_back({at, static_cast<std::uint32_t>(name.size()),
                     static_cast<std::uint32_t>(value.size()), false});
 }
