@@ -86,8 +86,6 @@ Task<boost::system::error_code> read_response_head(Exchange<Down, Up>& x) {
   co_return ec;
 }
 
-/// Composes the client's response head from the upstream's into `ctx.down_out`, with the body
-/// bytes already here. Returns whether the body is chunked toward the client.
 /// An HTTP/2 stream (a Down with stream().can_take_head()) takes a head whose body has a known
 /// length as fields: the same fields write_response_head() would write, without the HTTP/1.1
 /// text the stream would parse back (docs/http2.md, "One stream, one HTTP/1.1 request").
@@ -116,6 +114,9 @@ bool head_as_fields(Down& down, const http1::ResponseHead& head, const http1::Re
   }
 }
 
+/// Composes the client's response head from the upstream's into `ctx.down_out` (or hands it to
+/// an HTTP/2 stream as fields, head_as_fields()), with the body bytes already here. Returns
+/// whether the body is chunked toward the client.
 template <typename Down, typename Up>
 bool compose_response(Exchange<Down, Up>& x, std::uint64_t& gathered,
                       boost::system::error_code& ec) {
