@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <random>
+#include <string_view>
 
 namespace sluice::proxy {
 namespace {
@@ -31,13 +32,23 @@ void trim_capacity(std::string& s) {
 }  // namespace
 
 void RequestId::generate() noexcept {
-  static constexpr std::array<char, 16> kHex{'0', '1', '2', '3', '4', '5', '6', '7',
-                                             '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
+  // Two hex digits per byte from one lookup: an id is made for nearly every request.
+  static constexpr auto kPairs = [] {
+    constexpr std::string_view kHex = "0123456789abcdef";
+    std::array<char, 512> pairs{};
+    for (std::size_t b = 0; b < 256; ++b) {
+      pairs[2 * b] = kHex[b >> 4U];
+      pairs[2 * b + 1] = kHex[b & 0xfU];
+    }
+    return pairs;
+  }();
   for (std::size_t half = 0; half < 2; ++half) {
     std::uint64_t bits = next_random();
-    for (std::size_t i = 0; i < 16; ++i) {
-      text_[half * 16 + i] = kHex[bits & 0xfU];
-      bits >>= 4U;
+    for (std::size_t i = 0; i < 8; ++i) {
+      const std::size_t b = bits & 0xffU;
+      text_[half * 16 + 2 * i] = kPairs[2 * b];
+      text_[half * 16 + 2 * i + 1] = kPairs[2 * b + 1];
+      bits >>= 8U;
     }
   }
   size_ = 32;
@@ -46,7 +57,7 @@ void RequestId::generate() noexcept {
 
 void RequestContext::reset(core::TimePoint now, const Snapshot& snap) {
   started = now;
-  wall = std::chrono::system_clock::now();
+  wall = {};  // read only by the access log; begin_request() sets it when the log is on
   snapshot = &snap;
   parser.emplace();
   path = {};

@@ -79,6 +79,7 @@ struct RequestContext {
 
   // -- the request ------------------------------------------------------------------------
   core::TimePoint started{};
+  /// The wall clock at the first byte, for the access log only (set when the log is on).
   std::chrono::system_clock::time_point wall{};
   const Snapshot* snapshot = nullptr;
   std::optional<http1::RequestParser> parser;  ///< a fresh one per request (emplaced by reset)
