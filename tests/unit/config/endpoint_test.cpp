@@ -113,6 +113,20 @@ TEST(EndpointTest, ParsesIpLiteralsOnly) {
   EXPECT_FALSE(parse_ip_address(""));
 }
 
+TEST(EndpointTest, AnIpLiteralParsesToWhatAsioMakesOfIt) {
+  // Each literal goes to the one parser its text calls for (':' or not); the address must be
+  // the one make_address() finds trying both.
+  for (const char* text : {"1.2.3.4", "255.255.255.255", "10.0.0.1", "::1", "2001:db8::7",
+                           "::ffff:203.0.113.66", "::ffff:cb00:7142", "FE80::1", "::"}) {
+    const auto parsed = parse_ip_address(text);
+    ASSERT_TRUE(parsed) << text;
+    EXPECT_EQ(*parsed, boost::asio::ip::make_address(text)) << text;
+  }
+  for (const char* text : {"1.2.3.4.5", "256.1.1.1", "1..2.3", "1.2.3.4:80", ":::", "1:2", "."}) {
+    EXPECT_FALSE(parse_ip_address(text)) << text;
+  }
+}
+
 TEST(CidrTest, ParsesNetworksAndBareAddresses) {
   EXPECT_EQ(cidr_of("10.0.0.0/8"), (Cidr{make_address("10.0.0.0"), 8}));
   EXPECT_EQ(cidr_of("127.0.0.1"), (Cidr{make_address("127.0.0.1"), 32}));

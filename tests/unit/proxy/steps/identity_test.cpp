@@ -5,6 +5,7 @@
 
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/write.hpp>
+#include <cstdint>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -247,6 +248,28 @@ TEST_F(IdentityTest, ShowsIpv4MappedAddressesAsIpv4) {
   req_.erase(kXff);
   EXPECT_EQ(who("::ffff:192.0.2.1"), "192.0.2.1");
   EXPECT_EQ(who("::ffff:127.0.0.1"), "127.0.0.1");
+}
+
+TEST(ForwardedAddressTest, IsWhatInetNtopWritesWithMappedAddressesAsIpv4) {
+  // IPv4 is formatted by hand (no inet_ntop, no sprintf); it must be byte for byte Asio's text.
+  std::vector<boost::asio::ip::address_v4> v4s;
+  for (const char* text : {"0.0.0.0", "255.255.255.255", "1.2.3.4", "10.0.0.1", "100.20.3.40",
+                           "203.0.113.66", "9.99.199.255"}) {
+    v4s.push_back(boost::asio::ip::make_address_v4(text));
+  }
+  std::uint32_t bits = 0x9e3779b9U;
+  for (int i = 0; i < 1000; ++i) {
+    bits = bits * 1664525U + 1013904223U;
+    v4s.emplace_back(bits);
+  }
+  for (const auto& v4 : v4s) {
+    EXPECT_EQ(forwarded_address(v4), v4.to_string());
+    const auto mapped = boost::asio::ip::make_address_v6(boost::asio::ip::v4_mapped, v4);
+    EXPECT_EQ(forwarded_address(mapped), v4.to_string());
+  }
+  for (const char* text : {"::1", "2001:db8::7", "fe80::1", "::"}) {
+    EXPECT_EQ(forwarded_address(make_address(text)), make_address(text).to_string());
+  }
 }
 
 }  // namespace
