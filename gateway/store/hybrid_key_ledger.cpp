@@ -100,16 +100,24 @@ std::uint64_t HybridKeyLedger::absorb_part(const JournalKey& key, const HybridSh
   Shard& shard = shard_of(key);
   const std::lock_guard lock(shard.mutex);
   Entry& entry = shard.keys[key];
-  std::erase_if(entry.settled, [&](const Push& p) {
-    if (p.bucket_start < live_from) {
-      dead.push_back(p.bucket_start);
-      return true;
-    }
-    return false;
-  });
+  // Buckets that left the window are fields to delete, kDeadPerDelete of them at a time: one
+  // HDEL per bucket would be a command per bucket width for every busy key.
+  const auto gone = static_cast<std::size_t>(
+      std::count_if(entry.settled.begin(), entry.settled.end(),
+                    [&](const Push& p) { return p.bucket_start < live_from; }));
+  if (gone >= kDeadPerDelete) {
+    std::erase_if(entry.settled, [&](const Push& p) {
+      if (p.bucket_start < live_from) {
+        dead.push_back(p.bucket_start);
+        return true;
+      }
+      return false;
+    });
+  }
   std::uint64_t total = 0;
   for (const Push& p : entry.settled) {
-    if (p.bucket_start < plan.from) {  // (another thread may have settled more meanwhile)
+    // (Another thread may have settled more meanwhile: those after `plan.from` are read.)
+    if (p.bucket_start >= live_from && p.bucket_start < plan.from) {
       total += p.count;
     }
   }
@@ -137,8 +145,13 @@ std::size_t HybridKeyLedger::forget(std::size_t shard_index, std::int64_t older_
   return boost::unordered::erase_if(shard.keys, [&](auto& kv) {
     Entry& entry = kv.second;
     std::erase_if(entry.pushes, [&](const Push& p) { return p.bucket_start < older_than; });
-    std::erase_if(entry.settled, [&](const Push& p) { return p.bucket_start < older_than; });
-    return entry.pushes.empty() && entry.settled.empty() && entry.expiry_set < older_than &&
+    // Settled buckets are not trimmed here: the ones that left the window are fields that the
+    // key's next exchange deletes (absorb_part). A key forgotten whole is read whole when it
+    // comes back (HGETALL), which finds its dead fields again; an idle one's hash expires.
+    const bool settled_old =
+        std::all_of(entry.settled.begin(), entry.settled.end(),
+                    [&](const Push& p) { return p.bucket_start < older_than; });
+    return entry.pushes.empty() && settled_old && entry.expiry_set < older_than &&
            entry.settled_until < older_than;
   });
 }

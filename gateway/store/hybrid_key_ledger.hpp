@@ -58,16 +58,20 @@ class HybridKeyLedger {
                              const std::vector<FleetBucket>& live, std::int64_t settled_before);
   /// A read of the buckets from `plan.from` on, one count each: with the settled buckets known,
   /// the fleet's live count at `live_from`; the ones starting before `settled_before` are kept.
-  /// Known buckets that left the window go to `dead` (fields to delete).
+  /// Known buckets that left the window go to `dead` (fields to delete) once there are
+  /// kDeadPerDelete of them; until then they are kept and count for nothing.
   std::uint64_t absorb_part(const JournalKey& key, const HybridShape& shape, const ReadPlan& plan,
                             const std::vector<std::uint64_t>& counts, std::int64_t live_from,
                             std::int64_t settled_before, std::vector<std::int64_t>& dead);
-  /// Drops the buckets of one shard (of kShards, taken in turn by the caller) that start
-  /// before `older_than`, and keys left with none and no TTL set since; returns how many keys
-  /// were dropped.
+  /// Drops this replica's pushes of one shard (of kShards, taken in turn by the caller) that
+  /// start before `older_than`, and keys whose pushes, settled buckets and TTL all predate it;
+  /// returns how many keys were dropped.
   std::size_t forget(std::size_t shard, std::int64_t older_than);
 
   static constexpr std::size_t kShards = 16;
+  /// Dead buckets handed out for deletion together (absorb_part): a key's hash holds at most
+  /// this many fields beyond its live buckets.
+  static constexpr std::size_t kDeadPerDelete = 4;
   [[nodiscard]] std::size_t size();
 
  private:

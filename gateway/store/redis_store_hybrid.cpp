@@ -3,9 +3,10 @@
 // is local, in the embedded store at the full limit less what the other replicas hold for the
 // key, and each thread exchanges its journal with Redis every `sync / 2`. An exchange is plain
 // commands, no script (docs/decisions/0029-hybrid-exchange-in-plain-commands.md): Redis TIME,
-// then per key HINCRBY of the requests admitted into the current bucket's field, PEXPIRE at the
-// replica's first push into a bucket, and HGETALL of the key's buckets; the others' count is
-// the fleet's live buckets less what this replica pushed into them (HybridKeyLedger). A failed
+// then per key HINCRBY of the requests admitted into the current bucket's field (its reply is
+// that bucket's fleet count), PEXPIRE once a window, and a read of the buckets that can still
+// change before it (HMGET; HGETALL the first time); the others' count is the fleet's live
+// buckets less what this replica pushed into them (HybridKeyLedger). A failed
 // exchange puts the thread under `on_error` until one succeeds; what it admitted meanwhile is
 // pushed with the next batch. The rest of the store: redis_store.cpp.
 #include <algorithm>
@@ -261,8 +262,9 @@ void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchang
   state->pushes.resize(state->keys.size());
   state->fleets.resize(state->keys.size());
   state->reads.resize(state->keys.size());
-  // One pipelined group: per key HINCRBY (with a delta), PEXPIRE (see below), HGETALL; where
-  // each key's replies are among the group's.
+  state->pushed_tail.resize(state->keys.size());
+  // One pipelined group: per key HINCRBY (with a delta), PEXPIRE (see below), and HGETALL or
+  // HMGET; where each key's replies are among the group's.
   struct Replies {
     std::size_t push = kNone;
     std::size_t expire = kNone;
@@ -285,22 +287,32 @@ void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchang
         append_command(commands, {"PEXPIRE", redis_key, ttl});
       }
     }
-    at[i].read = count++;
     const HybridKeyLedger::ReadPlan plan =
         ledger_.plan_read(key.item.key, shape, bucket, kMaxFieldsRead);
     state->reads[i] = plan;
     if (plan.whole) {
+      at[i].read = count++;
       append_command(commands, {"HGETALL", redis_key});
-    } else {
-      std::vector<std::string> names;
-      names.reserve(plan.fields);
-      for (std::size_t f = 0; f < plan.fields; ++f) {
-        names.push_back(std::to_string(plan.from + static_cast<std::int64_t>(f) * shape.width_ms));
-      }
-      std::vector<std::string_view> command{"HMGET", redis_key};
-      command.insert(command.end(), names.begin(), names.end());
-      append_command(commands, command);
+      continue;
     }
+    // A part read ends at the current bucket (plan_read counts its fields up to `bucket`). When
+    // this exchange pushes into it, HINCRBY's reply is the fleet's count there, so only the
+    // buckets before it are read; often none, and the key costs Redis one command.
+    const bool pushed_tail = key.item.delta > 0;
+    state->pushed_tail[i] = pushed_tail ? 1 : 0;
+    const std::size_t read_fields = plan.fields - (pushed_tail ? 1 : 0);
+    if (read_fields == 0) {
+      continue;
+    }
+    at[i].read = count++;
+    std::vector<std::string> names;
+    names.reserve(read_fields);
+    for (std::size_t f = 0; f < read_fields; ++f) {
+      names.push_back(std::to_string(plan.from + static_cast<std::int64_t>(f) * shape.width_ms));
+    }
+    std::vector<std::string_view> command{"HMGET", redis_key};
+    command.insert(command.end(), names.begin(), names.end());
+    append_command(commands, command);
   }
   slot.router->execute_group(state->keys.front().redis_key, commands, count,
                              [this, &slot, exchange, state, at = std::move(at), now_ms](
@@ -323,7 +335,9 @@ void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchang
                                      ledger_.expiry_set(state->keys[i].item.key, now_ms);
                                    }
                                  }
-                                 state->fleets[i] = outcome(at[i].read);
+                                 if (at[i].read != kNone) {
+                                   state->fleets[i] = outcome(at[i].read);
+                                 }
                                }
                                finish_group(slot, exchange, *state);
                              });
@@ -368,8 +382,22 @@ void RedisStore::finish_group(Slot& slot, const std::shared_ptr<Exchange>& excha
             ledger_.absorb_whole(key.item.key, group.shape, whole->buckets, group.settled_before);
         dead = std::move(whole->dead);
       }
-    } else if (read.status == RedisStatus::kOk) {
-      if (const auto counts = read_bucket_counts(read.reply, plan.fields)) {
+    } else if (group.pushed_tail[i] != 0 || read.status == RedisStatus::kOk) {
+      std::optional<std::vector<std::uint64_t>> counts;
+      if (group.pushed_tail[i] == 0) {
+        counts = read_bucket_counts(read.reply, plan.fields);
+      } else {
+        // The buckets before the current one as read (none when it is the only one not
+        // settled), then the current one's count: the HINCRBY reply, an integer (see above).
+        counts = plan.fields == 1                  ? std::vector<std::uint64_t>{}
+                 : read.status == RedisStatus::kOk ? read_bucket_counts(read.reply, plan.fields - 1)
+                                                   : std::nullopt;
+        if (counts) {
+          counts->push_back(
+              static_cast<std::uint64_t>(std::max<std::int64_t>(push.reply.integer, 0)));
+        }
+      }
+      if (counts) {
         std::vector<std::int64_t> left;
         fleet = ledger_.absorb_part(key.item.key, group.shape, plan, *counts, group.live_from,
                                     group.settled_before, left);

@@ -81,6 +81,13 @@ class RedisHybridTest : public ::testing::Test {
     }
     return sum;
   }
+  /// HMGET commands Redis has run so far (INFO commandstats).
+  long long hmget_calls() const {
+    const std::string info = redis.command({"INFO", "commandstats"});
+    const std::string field = "cmdstat_hmget:calls=";
+    const auto at = info.find(field);
+    return at == std::string::npos ? 0 : std::stoll(info.substr(at + field.size()));
+  }
   std::string fleet_key_of(const std::string& key) const {
     const auto hash = store::hash_from_hex(redis.command({"GET", "sluice:hash-key"}));
     return hash ? store::window_key("p", (*hash)(key)) + ":fleet" : std::string();
@@ -229,6 +236,48 @@ TEST_F(RedisHybridTest, WhatAReplicaAdmitsDuringAnOutageReachesRedisAfterwards) 
   EXPECT_TRUE(pushed) << pushed.message() << " pushed " << pushed_for("judy");
   wait_until_using_redis(a, client);
   EXPECT_EQ(pushed_for("judy"), 8);  // and once only
+}
+
+TEST_F(RedisHybridTest, APushIntoTheOnlyUnsettledBucketReadsTheFleetCountFromItsReply) {
+  // 4 s buckets (a 240 s window of 60); with timeout_ms 100 a bucket settles 200 ms after it
+  // ends. Once a replica has exchanged a key after that point of the current bucket, its next
+  // push there is the only command the key needs: HINCRBY answers the fleet's count in the
+  // bucket (docs/distributed.md, "Hybrid mode"), so no HMGET follows it.
+  constexpr int kLimit = 7;
+  constexpr std::int64_t kWidth = 4000;
+  RedisReplicaPair replicas([&] {
+    json c = redis_gateway_config(backend.endpoint(), redis.port(), kLimit, "local", 240000, 60);
+    c["store"]["mode"] = "hybrid";
+    c["store"]["sync_ms"] = kSyncMs;
+    return c;
+  }());
+  // Start 300 ms into a bucket: everything below happens in it, well before it ends.
+  const std::int64_t now = redis.time_ms();
+  const std::int64_t start = now - now % kWidth + (now % kWidth > 1000 ? kWidth : 0);
+  ASSERT_TRUE(wait_for_redis_clock(redis, start + 300));
+  const auto pushed_reaches = [&](long long n) {
+    const auto pushed =
+        wait_until("the pushes to reach Redis", [&] { return pushed_for("ivy") == n; });
+    // The pusher's reply is handled right after Redis ran it; give it an exchange period.
+    std::this_thread::sleep_for(milliseconds(kSyncMs));
+    return pushed;
+  };
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(status_for(replicas.ca, "ivy"), 200U);
+  }
+  ASSERT_TRUE(pushed_reaches(3));
+  ASSERT_EQ(status_for(replicas.cb, "ivy"), 200U);  // b's first exchange of ivy reads the hash
+  ASSERT_TRUE(pushed_reaches(4));
+  const long long hmget_before = hmget_calls();
+  ASSERT_EQ(status_for(replicas.ca, "ivy"), 200U);  // a: 4 of its own, 1 of b's known
+  ASSERT_TRUE(pushed_reaches(5));
+  ASSERT_EQ(status_for(replicas.cb, "ivy"), 200U);  // b: its HINCRBY answers 6 = 2 own + 4
+  ASSERT_TRUE(pushed_reaches(6));
+  EXPECT_EQ(hmget_calls(), hmget_before);
+  ASSERT_LT(redis.time_ms(), start + kWidth) << "the steps above left the bucket; rerun";
+  // b knows a's 4 from that reply alone: one more for ivy and the limit of 7 is reached.
+  EXPECT_EQ(status_for(replicas.cb, "ivy"), 200U);
+  EXPECT_EQ(status_for(replicas.cb, "ivy"), 429U);
 }
 
 TEST_F(RedisHybridTest, TheFleetHashHoldsACountPerBucketOnRedisClockAndDropsTheOnesThatLeft) {

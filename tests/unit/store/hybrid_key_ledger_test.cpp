@@ -68,18 +68,64 @@ TEST(HybridKeyLedgerTest, SettledBucketsAreReadOnceAndThenOnlyTheOnesThatCanStil
   ASSERT_FALSE(plan.whole);
   EXPECT_EQ(plan.from, 19'000);
   EXPECT_EQ(plan.fields, 4U);
-  // At 22 s the window starts at 13 s: the bucket at 12 s left (a field to delete), the ones at
-  // 18 s (kept) and 19-22 s (read) count.
+  // At 22 s the window starts at 13 s: the bucket at 12 s left (a field to delete with the
+  // next ones that leave), the ones at 18 s (kept) and 19-22 s (read) count.
   std::vector<std::int64_t> dead;
   const std::uint64_t part =
       ledger.absorb_part(kCarol, shape, plan, {3, 5, 0, 1}, 13'000, 21'000, dead);
   EXPECT_EQ(part, 2U + 3 + 5 + 0 + 1);
-  EXPECT_EQ(dead, std::vector<std::int64_t>{12'000});
+  EXPECT_TRUE(dead.empty());
   // 19 s and 20 s are settled now: the next read starts at 21 s.
   const auto next = ledger.plan_read(kCarol, shape, 23'000, 8);
   ASSERT_FALSE(next.whole);
   EXPECT_EQ(next.from, 21'000);
   EXPECT_EQ(next.fields, 3U);
+}
+
+TEST(HybridKeyLedgerTest, BucketsThatLeftTheWindowAreDeletedSeveralAtATime) {
+  HybridKeyLedger ledger;
+  const HybridShape shape{1000, 10};  // 1 s buckets, a 10 s window
+  (void)ledger.absorb_whole(
+      kCarol, shape, {{11'000, 1}, {12'000, 1}, {13'000, 1}, {14'000, 1}, {20'000, 1}}, 20'000);
+  // Each second one more bucket leaves the window; it counts for nothing at once, and the
+  // fields go to HDEL together once kDeadPerDelete of them are known.
+  std::vector<std::int64_t> dead;
+  std::uint64_t live = 0;
+  for (std::int64_t now = 22'000; now <= 25'000 && dead.empty(); now += 1000) {
+    const auto plan = ledger.plan_read(kCarol, shape, now, 8);
+    ASSERT_FALSE(plan.whole);
+    std::vector<std::uint64_t> counts(plan.fields, 0);
+    if (plan.from == 20'000) {
+      counts[0] = 1;  // the bucket at 20 s, read until it settles
+    }
+    live = ledger.absorb_part(kCarol, shape, plan, counts, shape.live_from(now), now - 1000, dead);
+    // The live buckets from 13 s on at 22 s (13, 14 and 20 s), one fewer each second.
+    EXPECT_EQ(live, 1 + static_cast<std::uint64_t>((24'000 - now) / 1000)) << now;
+  }
+  static_assert(HybridKeyLedger::kDeadPerDelete == 4);
+  EXPECT_EQ(dead, (std::vector<std::int64_t>{11'000, 12'000, 13'000, 14'000}));
+  EXPECT_EQ(live, 1U);  // the bucket at 20 s
+}
+
+TEST(HybridKeyLedgerTest, ForgettingKeepsTheDeadBucketsOfAKeyThatIsStillExchanged) {
+  // A key exchanged every 8 s in a 10 s window: between two exchanges the replica's periodic
+  // forgetting passes over it, and the buckets that left meanwhile must still be deleted at
+  // the next exchange, or the key's hash gains fields that nobody deletes while it is pushed.
+  HybridKeyLedger ledger;
+  const HybridShape shape{1000, 10};
+  (void)ledger.absorb_whole(
+      kCarol, shape, {{12'000, 1}, {13'000, 1}, {14'000, 1}, {15'000, 1}, {19'000, 1}}, 19'000);
+  ledger.add(kCarol, 20'000, 1, shape.live_from(20'000));
+  ledger.expiry_set(kCarol, 20'000);
+  for (std::size_t shard = 0; shard < HybridKeyLedger::kShards; ++shard) {
+    (void)ledger.forget(shard, 26'000 - 10'000);  // at 26 s, keeping a window
+  }
+  const auto plan = ledger.plan_read(kCarol, shape, 28'000, 16);
+  ASSERT_FALSE(plan.whole);
+  std::vector<std::int64_t> dead;
+  const std::vector<std::uint64_t> counts(plan.fields, 0);
+  (void)ledger.absorb_part(kCarol, shape, plan, counts, shape.live_from(28'000), 27'000, dead);
+  EXPECT_EQ(dead, (std::vector<std::int64_t>{12'000, 13'000, 14'000, 15'000}));
 }
 
 TEST(HybridKeyLedgerTest, TheWholeHashIsReadAgainAfterAGapARetuneOrTooManyBuckets) {
