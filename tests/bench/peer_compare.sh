@@ -81,7 +81,8 @@
 #   BASELINE_BIN [unset]  another sluice binary (say the build before a change), measured beside
 #                    BIN_DIR's as base-1 and base-2 in the throughput section, base-1 in the
 #                    pinned and syscalls ones, base-tls in the tls and tlssyscalls ones and
-#                    base-redis (store redis, exact) in the redis one, in
+#                    base-redis and base-hybrid (store redis, exact and hybrid) in the redis
+#                    one, in
 #                    the same interleaved rounds: a before/after comparison whose ratio
 #                    (sluice-N / base-N per round) the summary prints
 #   TARGETS [all]    space-separated target names: the throughput, pinned, limits, websocket and
@@ -391,13 +392,14 @@ start_target() {
     sluice-ws | sluice-ws-idle) start_sluice "$name" 1 "$cpus" 30000 sluice-ws.json.in ;;
     sluice-h2 | sluice-h2-idle) start_sluice "$name" 1 "$cpus" 30000 sluice-h2.json.in ;;
     sluice-log) start_sluice "$name" 1 "$cpus" 30000 sluice.json.in "$LOGDIR/$name.access.log" ;;
-    sluice-redis | sluice-hybrid | base-redis)
+    sluice-redis | sluice-hybrid | base-redis | base-hybrid)
       local bin=$SLUICE_BIN config=$name.json.in
       [[ $name != base-redis ]] || bin=$BASE_SLUICE_BIN config=sluice-redis.json.in
+      [[ $name != base-hybrid ]] || bin=$BASE_SLUICE_BIN config=sluice-hybrid.json.in
       SLUICE_BIN=$bin start_sluice "$name" 1 "$cpus" 30000 "$config" || return 1
       # Decisions go to Redis only once its connection is up: wait for the "ready" line.
       wait_for_line "$name" "${TARGET_PID[$name]}" 'redis store ready' || return 1
-      [[ $name == base-redis ]] || REDIS_SHA=$(sed -nE 's/.*window_script=([0-9a-f]+).*/\1/p' <<<"$READY_LINE")
+      [[ $name == base-* ]] || REDIS_SHA=$(sed -nE 's/.*window_script=([0-9a-f]+).*/\1/p' <<<"$READY_LINE")
       ;;
     sluice-*) start_sluice "$name" "$workers" "$cpus" ;;
     base-tls) SLUICE_BIN=$BASE_SLUICE_BIN start_sluice "$name" 1 "$cpus" 30000 sluice-tls.json.in ;;
@@ -609,7 +611,7 @@ throughput_phase() {
     redis)
       proxy_cpus=0 other_cpus=1
       targets=(sluice-limits sluice-redis sluice-hybrid)
-      [[ -z $BASELINE_BIN ]] || targets+=(base-redis)
+      [[ -z $BASELINE_BIN ]] || targets+=(base-redis base-hybrid)
       WRK_SCRIPT=(-s "$PEERS_DIR/keys.lua") WRK_SCRIPT_ARGS=(-- "$LIMIT_KEYS")
       log "=== REDIS: the limit in the memory store against the Redis store, X-API-Key over" \
         "$LIMIT_KEYS keys; pinned like PINNED, redis-server with wrk and the backend ==="
@@ -679,7 +681,7 @@ throughput_phase() {
     for t in "${started[@]}"; do
       backend_alive || break 2
       [[ -z ${TARGET_DEAD[$t]:-} ]] || continue
-      if [[ $t == sluice-redis || $t == sluice-hybrid || $t == base-redis ]]; then
+      if [[ $t == sluice-redis || $t == sluice-hybrid || $t == base-redis || $t == base-hybrid ]]; then
         local calls0 calls1 cpu0 cpu1
         calls0=$(redis_calls "$t") cpu0=$(redis_cpu_ticks)
         measure "$variant" "$t" "$round"
@@ -812,7 +814,7 @@ start_redis() {
 # (commandstats also counts the calls a script makes, so those of exact mode are left out).
 redis_calls() {
   local pattern='^cmdstat_evalsha:'
-  [[ $1 != sluice-hybrid ]] || pattern='^cmdstat_(time|hincrby|pexpire|hgetall|hdel):'
+  [[ $1 != *-hybrid ]] || pattern='^cmdstat_(time|hincrby|pexpire|hgetall|hmget|hdel):'
   redis-cli -p "$REDIS_PORT" INFO commandstats | tr -d '\r' |
     awk -F'[=,]' -v p="$pattern" '$0 ~ p { n += $2 } END { print n + 0 }'
 }
@@ -827,8 +829,8 @@ redis_cpu_ticks() {
 # over the same number of keys, on CPUS.
 redis_figures() {
   local cpus=$1 per_request ceiling="n/a" t calls requests
-  for t in sluice-redis sluice-hybrid base-redis; do
-    [[ $t != base-redis || -n $BASELINE_BIN ]] || continue
+  for t in sluice-redis sluice-hybrid base-redis base-hybrid; do
+    [[ $t != base-* || -n $BASELINE_BIN ]] || continue
     calls=${REDIS_CALLS[$t]:-0} requests=${REDIS_REQUESTS[$t]:-0} per_request="n/a"
     if ((requests > 0)); then
       per_request=$(awk -v c="$calls" -v r="$requests" 'BEGIN { printf "%.3f", c / r }')

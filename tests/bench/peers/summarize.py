@@ -36,6 +36,8 @@ LABELS = {
     "base-2": "sluice threads=2, the baseline build (BASELINE_BIN)",
     "base-tls": "sluice threads=1, HTTPS, the baseline build (BASELINE_BIN)",
     "base-redis": "sluice threads=1, the same limit in Redis, the baseline build (BASELINE_BIN)",
+    "base-hybrid": "sluice threads=1, the same limit in Redis, mode hybrid, the baseline build "
+                   "(BASELINE_BIN)",
     "nginx-1": "nginx 1 worker",
     "nginx-2": "nginx 2 workers",
     "haproxy-1": "haproxy nbthread 1",
@@ -279,17 +281,17 @@ def ratios(targets: dict) -> list:
 
 
 def baseline_lines(raw: list, variant: str) -> list:
-    """Before and after in the same rounds: sluice-N / base-N (N: 1, 2, tls or redis) per round
-    (req/s and CPU per request), their medians and ranges, beside each build's ratio to nginx-N
-    (for redis: to the memory store, sluice-limits)."""
+    """Before and after in the same rounds: sluice-N / base-N (N: 1, 2, tls, redis or hybrid) per
+    round (req/s and CPU per request), their medians and ranges, beside each build's ratio to
+    nginx-N (for redis and hybrid: to the memory store, sluice-limits)."""
     rounds: dict = {}
     for row in raw:
         if row["variant"] == variant:
             rounds.setdefault(row["round"], {})[row["target"]] = row
     lines = []
-    for kind in ("1", "2", "tls", "redis"):
+    for kind in ("1", "2", "tls", "redis", "hybrid"):
         new, base, peer = f"sluice-{kind}", f"base-{kind}", f"nginx-{kind}"
-        if kind == "redis":
+        if kind in ("redis", "hybrid"):
             peer = REDIS_MEMORY
         pairs = [(number(r[new]["rps"]), number(r[base]["rps"]), number(r[new]["cpu_us_per_req"]),
                   number(r[base]["cpu_us_per_req"]), number(r.get(peer, {}).get("rps")))
@@ -676,7 +678,7 @@ def redis_lines(targets: dict, meta: dict) -> list:
                      f"p99 added {fmt(c['p99_added_us'])} µs (target <= "
                      f"{REDIS_MAX_P99_ADDED_US:.0f}: "
                      f"{'met' if c['p99_added_met'] else 'MISSED'}).")
-    for name in (REDIS_OURS, REDIS_HYBRID, "base-redis"):
+    for name in (REDIS_OURS, REDIS_HYBRID, "base-redis", "base-hybrid"):
         per_request = meta.get(f"redis.commands_per_request.{name}")
         if per_request:
             lines.append(f"Redis commands per proxied request, {name} (INFO commandstats, "
