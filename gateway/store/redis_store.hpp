@@ -227,9 +227,6 @@ class RedisStore final : public LimitStore {
     std::vector<RedisOutcome> pushes;              ///< HINCRBY replies (keys with a delta)
     std::vector<RedisOutcome> fleets;              ///< HGETALL or HMGET replies
     std::vector<HybridKeyLedger::ReadPlan> reads;  ///< which of the two, per key
-    /// Per key, 1 when its part read ends at the bucket it pushed into: that count is the HINCRBY
-    /// reply, and the HMGET (if any) names only the buckets before it.
-    std::vector<std::uint8_t> pushed_tail;
   };
   /// Sends one group's commands, pipelined as one group (RedisRouter::execute_group): per key
   /// HINCRBY (with a delta), PEXPIRE (once a window), and HMGET of the buckets that can still

@@ -262,7 +262,6 @@ void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchang
   state->pushes.resize(state->keys.size());
   state->fleets.resize(state->keys.size());
   state->reads.resize(state->keys.size());
-  state->pushed_tail.resize(state->keys.size());
   // One pipelined group: per key HINCRBY (with a delta), PEXPIRE (see below), and HGETALL or
   // HMGET; where each key's replies are among the group's.
   struct Replies {
@@ -298,9 +297,7 @@ void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchang
     // A part read ends at the current bucket (plan_read counts its fields up to `bucket`). When
     // this exchange pushes into it, HINCRBY's reply is the fleet's count there, so only the
     // buckets before it are read; often none, and the key costs Redis one command.
-    const bool pushed_tail = key.item.delta > 0;
-    state->pushed_tail[i] = pushed_tail ? 1 : 0;
-    const std::size_t read_fields = plan.fields - (pushed_tail ? 1 : 0);
+    const std::size_t read_fields = plan.fields - (key.item.delta > 0 ? 1 : 0);
     if (read_fields == 0) {
       continue;
     }
@@ -382,9 +379,9 @@ void RedisStore::finish_group(Slot& slot, const std::shared_ptr<Exchange>& excha
             ledger_.absorb_whole(key.item.key, group.shape, whole->buckets, group.settled_before);
         dead = std::move(whole->dead);
       }
-    } else if (group.pushed_tail[i] != 0 || read.status == RedisStatus::kOk) {
+    } else if (key.item.delta > 0 || read.status == RedisStatus::kOk) {
       std::optional<std::vector<std::uint64_t>> counts;
-      if (group.pushed_tail[i] == 0) {
+      if (key.item.delta == 0) {
         counts = read_bucket_counts(read.reply, plan.fields);
       } else {
         // The buckets before the current one as read (none when it is the only one not
