@@ -273,9 +273,7 @@ bool Gateway::bind_listeners() {
       return false;
     }
     for (std::size_t i = 0; i < workers_.size() && !ec; ++i) {
-      bound[l].emplace_back(
-          make_acceptor(workers_[i]->context(), endpoint,
-                        {.reuse_port = true, .defer_accept = listener.defer_accept}, ec));
+      bound[l].emplace_back(make_acceptor(workers_[i]->context(), endpoint, true, ec));
       if (!ec && i == 0) {
         endpoint.port(bound[l][0].local_endpoint().port());  // port 0: the others share it
       }

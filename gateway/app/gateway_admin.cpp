@@ -27,7 +27,7 @@ bool Gateway::bind_admin() {
     log_->warn("the admin API is open (no token): admin.token_env={} is unset or empty",
                config_->admin.token_env.value_or("null"));
   }
-  auto acceptor = make_acceptor(control_, tcp::endpoint(address, config_->admin.port), {}, ec);
+  auto acceptor = make_acceptor(control_, tcp::endpoint(address, config_->admin.port), false, ec);
   if (ec) {
     log_->error("cannot listen admin address={} port={} error={}", config_->admin.address,
                 config_->admin.port, ec.message());

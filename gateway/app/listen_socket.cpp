@@ -1,29 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gateway/app/listen_socket.hpp"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 namespace sluice::app {
 
 namespace net = boost::asio;
 Acceptor make_acceptor(net::io_context& ioc, const net::ip::tcp::endpoint& endpoint,
-                       AcceptorOptions options, boost::system::error_code& ec) {
+                       bool reuse_port, boost::system::error_code& ec) {
   Acceptor acceptor(ioc.get_executor());
   if (acceptor.open(endpoint.protocol(), ec)) {
     return acceptor;
   }
   acceptor.set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec && options.reuse_port) {
+  if (reuse_port) {
     acceptor.set_option(net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>(true), ec);
-  }
-  if (!ec && options.defer_accept) {
-    // Every protocol of a data listener starts with the client's bytes (HTTP, TLS, a PROXY
-    // header): the process is woken once per connection, with its first read ready.
-    acceptor.set_option(
-        net::detail::socket_option::integer<IPPROTO_TCP, TCP_DEFER_ACCEPT>(kDeferAcceptSeconds),
-        ec);
   }
   if (!ec && !acceptor.bind(endpoint, ec)) {
     acceptor.listen(net::socket_base::max_listen_connections, ec);

@@ -137,7 +137,6 @@ json listeners_json(const std::vector<ListenerConfig>& listeners) {
                  {"port", listener.port},
                  {"redirect_to_https", listener.redirect_to_https},
                  {"proxy_protocol", listener.proxy_protocol},
-                 {"defer_accept", listener.defer_accept},
                  {"http2",
                   {{"enabled", listener.http2.enabled},
                    {"max_concurrent_streams", listener.http2.max_concurrent_streams},

@@ -68,7 +68,6 @@ struct ListenerConfig {
   bool redirect_to_https = false;        // plain only: every request 308 to the first TLS one
   bool proxy_protocol = false;  // connections start with a PROXY header (docs/proxy-protocol.md)
   ListenerHttp2Config http2;    // HTTP/2 downstream (docs/http2.md)
-  bool defer_accept = true;     // handed over once the first bytes arrived (docs/behaviour.md)
 
   bool operator==(const ListenerConfig&) const = default;
 };

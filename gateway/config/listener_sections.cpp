@@ -124,11 +124,9 @@ void parse_http2(ObjectReader& reader, ListenerConfig& listener) {
 }  // namespace
 
 std::vector<ListenerConfig> parse_listeners(ObjectReader& root) {
-  // The socket: where it listens and how it hands connections over.
-  const auto read_socket = [](ObjectReader& reader, ListenerConfig& listener) {
+  const auto read_address = [](ObjectReader& reader, ListenerConfig& listener) {
     listener.address = read_ip_literal(reader, "address").value_or(listener.address);
     listener.port = reader.integer<std::uint16_t>("port", 0, 65535).value_or(listener.port);
-    listener.defer_accept = reader.boolean("defer_accept").value_or(listener.defer_accept);
   };
   if (root.has("listen") && root.has("listeners")) {
     root.report("listeners", "give either listen (v1) or listeners, not both");
@@ -136,7 +134,7 @@ std::vector<ListenerConfig> parse_listeners(ObjectReader& root) {
   }
   if (!root.has("listeners")) {
     ListenerConfig listener;
-    root.nested("listen", [&](ObjectReader& reader) { read_socket(reader, listener); });
+    root.nested("listen", [&](ObjectReader& reader) { read_address(reader, listener); });
     return {listener};
   }
   std::vector<ListenerConfig> listeners;
@@ -160,7 +158,7 @@ std::vector<ListenerConfig> parse_listeners(ObjectReader& root) {
       }
       listener.name = std::move(*name);
     }
-    read_socket(reader, listener);
+    read_address(reader, listener);
     reader.nested("tls", [&](ObjectReader& tls) { listener.tls = parse_listener_tls(tls); });
     listener.redirect_to_https = reader.boolean("redirect_to_https").value_or(false);
     if (listener.redirect_to_https && reader.has("tls")) {

@@ -185,7 +185,7 @@ class Gateway {
     }
     boost::system::error_code ec;
     auto acceptor = app::make_acceptor(
-        worker_.context(), tcp::endpoint(net::ip::make_address("127.0.0.1"), 0), {}, ec);
+        worker_.context(), tcp::endpoint(net::ip::make_address("127.0.0.1"), 0), false, ec);
     if (ec) {
       throw std::runtime_error("bench gateway: cannot listen");
     }

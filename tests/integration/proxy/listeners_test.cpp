@@ -1,16 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Several named listeners side by side (docs/behaviour.md "Configuration", `listeners`): each
-// serves the same routes, says its name in the access log, and a reload cannot move them; a
-// connection reaches the process with its first bytes unless the listener turns that off.
+// serves the same routes, says its name in the access log, and a reload cannot move them.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
 
 #include "tests/integration/proxy/proxy_fixture.hpp"
-#include "tests/support/metrics_text.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/wait.hpp"
 
@@ -74,31 +71,6 @@ TEST_F(ListenersTest, AReloadThatMovesAListenerSaysItNeedsARestart) {
   EXPECT_TRUE(gateway.process().wait_for_line("reload ignores field=listeners (needs a restart)"));
   HttpClient client(internal_port);
   EXPECT_EQ(client.get("/ok").result_int(), 200) << "the listener still listens as it was";
-}
-
-TEST_F(ListenersTest, AConnectionIsHandedOverWithItsFirstBytesUnlessTheListenerSaysAtOnce) {
-  config["listeners"][1]["defer_accept"] = false;
-  config["http"]["header_timeout_ms"] = 500;
-  SluiceProcess gateway(config);
-  const auto open = [&] {
-    return scrape_metrics(gateway).value("sluice_downstream_connections", {});
-  };
-  {
-    // "internal" takes a connection at once: counted before it has sent anything.
-    HttpClient silent(gateway.listener_port("internal"));
-    EXPECT_TRUE(wait_until("the silent connection is counted", [&] { return open() == 1; }));
-  }
-  ASSERT_TRUE(wait_until("the silent connection is gone", [&] { return open() == 0; }));
-  // "public" (the default) leaves it with the kernel until its first bytes arrive...
-  HttpClient deferred(gateway.listener_port("public"));
-  std::this_thread::sleep_for(milliseconds(300));
-  EXPECT_EQ(open(), 0);
-  // ...which hand it over, and it is answered as usual.
-  EXPECT_EQ(deferred.get("/ok").result_int(), 200);
-  // One that never sends is handed over after the deferral (a second, then the kernel's next
-  // SYN-ACK) and meets the header timeout like any other.
-  HttpClient never(gateway.listener_port("public"));
-  EXPECT_TRUE(never.closed_by_peer(milliseconds(8000)));
 }
 
 }  // namespace

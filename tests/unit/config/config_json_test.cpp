@@ -73,8 +73,7 @@ TEST(ConfigJsonTest, ARedisStoreAndEveryOptionalFieldRoundTrip) {
       [{"cert":"/a.pem","key":"/a.key","server_names":["*.a.test"],"ocsp":"fetch"}],
       "min_version":"1.3","ciphers":"ECDHE-ECDSA-AES256-GCM-SHA384",
       "ciphersuites":"TLS_AES_256_GCM_SHA384","groups":"P-384",
-      "client_ca":"/partners.pem","require_client_cert":true},"proxy_protocol":true,
-      "defer_accept":false}])");
+      "client_ca":"/partners.pem","require_client_cert":true},"proxy_protocol":true}])");
   const Config config = parsed(document);
   const json out = to_json(config);
   EXPECT_EQ(out["store"]["password_env"], "REDIS_PASSWORD");
@@ -84,7 +83,6 @@ TEST(ConfigJsonTest, ARedisStoreAndEveryOptionalFieldRoundTrip) {
   EXPECT_EQ(out["http"]["request_id"], "replace");
   EXPECT_EQ(out["routes"][0]["upgrades"], false);
   EXPECT_EQ(out["listeners"][0]["proxy_protocol"], true);
-  EXPECT_EQ(out["listeners"][0]["defer_accept"], false);
   EXPECT_EQ(out["access_log"]["user_hash_key_env"], "K");
   EXPECT_EQ(out["backends"]["users"]["tls"]["server_name"], "users.internal");
   EXPECT_EQ(out["listeners"][0]["tls"]["require_client_cert"], true);

@@ -133,20 +133,6 @@ TEST(ListenerSectionsTest, ProxyProtocolNeedsTrustedProxies) {
   EXPECT_THAT(problems_of(doc), ElementsAre("listeners[0].proxy_protocol: must be a boolean"));
 }
 
-TEST(ListenerSectionsTest, ConnectionsAreDeferredUntilTheirFirstBytesUnlessTurnedOff) {
-  auto doc = valid_document();
-  EXPECT_TRUE(parsed(doc).listeners[0].defer_accept) << "the v1 listen object";
-  doc["listen"]["defer_accept"] = false;
-  EXPECT_FALSE(parsed(doc).listeners[0].defer_accept);
-  doc.erase("listen");
-  doc["listeners"] = {{{"name", "a"}}, {{"name", "b"}, {"defer_accept", false}}};
-  const auto config = parsed(doc);
-  EXPECT_TRUE(config.listeners[0].defer_accept);
-  EXPECT_FALSE(config.listeners[1].defer_accept);
-  doc["listeners"][1]["defer_accept"] = 1;
-  EXPECT_THAT(problems_of(doc), ElementsAre("listeners[1].defer_accept: must be a boolean"));
-}
-
 TEST(ListenerSectionsTest, Http2IsOffPlainAndFollowsAlpnOnTls) {
   auto doc = valid_document();
   doc.erase("listen");
