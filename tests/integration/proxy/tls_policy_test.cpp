@@ -257,9 +257,12 @@ TEST_F(TlsPolicyTest, EveryGoawaySentIsCountedByErrorCode) {
                                          {{"listener", "plain"}, {"error", "frame_size_error"}}) ==
            1;
   }));
-  EXPECT_TRUE(has(gateway.process().output(), "http2 goaway sent listener=plain"))
+  // The log line may reach the test's reader after the metric is scraped.
+  std::string line;
+  EXPECT_TRUE(
+      gateway.process().wait_for_line("http2 goaway sent listener=plain", kDefaultTimeout, &line))
       << gateway.process().output();
-  EXPECT_TRUE(has(gateway.process().output(), "error=frame_size_error"));
+  EXPECT_TRUE(has(line, "error=frame_size_error")) << line;
 }
 
 }  // namespace
