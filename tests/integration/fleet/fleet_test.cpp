@@ -94,8 +94,7 @@ TEST_F(FleetTest, AChangeOnOneReplicaIsAppliedOnAllAndTheAnswerWaitsForItsOwn) {
   EXPECT_EQ(applied["source"], "fleet");
   EXPECT_EQ(applied["fleet_version"], 2);
   EXPECT_EQ(applied["replica"], writer);
-  EXPECT_NE(replicas[0]->process().output().find("\"fleet_version\":2,\"replica\":\"" + writer),
-            std::string::npos)
+  EXPECT_TRUE(replicas[0]->process().wait_for_line("\"fleet_version\":2,\"replica\":\"" + writer))
       << "the audit line names the fleet version and the replica";
   // A behaviour, not only a config: replica 3 limits at 42 per minute.
   HttpClient proxy(replicas[2]->proxy_port());

@@ -68,8 +68,9 @@ TEST_F(MetricsTest, ConnectionGaugesFollowOpenConnections) {
                             [&](const Scrape& t) { return downstream(t) == base + 3; });
     EXPECT_EQ(downstream(s), base + 3);
     // No request in flight: every upstream connection is idle in the pool.
-    s = scrape_until(gateway, "no active upstream connection",
-                     [&](const Scrape& t) { return upstream(t, "active") == 0; });
+    s = scrape_until(gateway, "no active upstream connection", [&](const Scrape& t) {
+      return upstream(t, "active") == 0 && upstream(t, "idle") >= 1;
+    });
     EXPECT_EQ(upstream(s, "active"), 0);
     EXPECT_GE(upstream(s, "idle"), 1);
 
@@ -82,8 +83,9 @@ TEST_F(MetricsTest, ConnectionGaugesFollowOpenConnections) {
     const auto slow = a.read_response();
     ASSERT_TRUE(slow);
     EXPECT_EQ(slow->result_int(), 200);
-    s = scrape_until(gateway, "the slow request's connection back in the pool",
-                     [&](const Scrape& t) { return upstream(t, "active") == 0; });
+    s = scrape_until(
+        gateway, "the slow request's connection back in the pool",
+        [&](const Scrape& t) { return upstream(t, "active") == 0 && upstream(t, "idle") >= 1; });
     EXPECT_EQ(upstream(s, "active"), 0);
     EXPECT_GE(upstream(s, "idle"), 1);
 

@@ -50,9 +50,12 @@ TEST_F(RetryTest, AFailedAttemptIsSentToAnotherEndpointAndTheClientSeesNoError) 
     ASSERT_EQ(res.result_int(), 200) << "request " << i << ": " << res.body();
     EXPECT_NE(res["X-Backend-Port"], std::to_string(backends_[1].port()));
   }
-  const Scrape s = scrape_until(gateway, "the 30 answers", [&](const Scrape& t) {
+  // An attempt's outcome and its retry's are counted one after the other: wait for both.
+  const Scrape s = scrape_until(gateway, "the 30 answers and their retries", [&](const Scrape& t) {
     return t.value("sluice_upstream_requests_total",
-                   {{"backend", "demo"}, {"outcome", "success"}}) >= 30;
+                   {{"backend", "demo"}, {"outcome", "success"}}) >= 30 &&
+           retries(t, "succeeded") >= t.value("sluice_upstream_requests_total",
+                                              {{"backend", "demo"}, {"outcome", "failure"}});
   });
   // Every first attempt that met the failing endpoint was retried elsewhere and got through,
   // and every attempt counts upstream: 30 successes and the failed first attempts.

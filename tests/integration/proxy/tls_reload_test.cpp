@@ -77,7 +77,8 @@ TEST_F(TlsReloadTest, SighupServesNewFilesToNewConnectionsAndOpenOnesKeepTheirs)
   // The connection opened before the reload is untouched: same session, still served.
   EXPECT_EQ(open_connection.peer_subject(), "/CN=api-v1");
   EXPECT_EQ(open_connection.get("/ok").result_int(), 200);
-  EXPECT_NE(gateway.process().output().find("tls reload ok certificates=1"), std::string::npos);
+  EXPECT_TRUE(gateway.process().wait_for_line("tls reload ok certificates=1"))
+      << gateway.process().output();
 }
 
 TEST_F(TlsReloadTest, ABadFileOnReloadKeepsTheOldCertificatesAndIsCounted) {
@@ -98,7 +99,7 @@ TEST_F(TlsReloadTest, ABadFileOnReloadKeepsTheOldCertificatesAndIsCounted) {
   gateway.reload();  // SIGHUP with the bad file: the same, counted once more
   ASSERT_TRUE(
       wait_until("the SIGHUP reload is counted", [&] { return reloads(gateway, "error") == 2; }));
-  EXPECT_NE(gateway.process().output().find("tls reload failed"), std::string::npos);
+  EXPECT_TRUE(gateway.process().wait_for_line("tls reload failed")) << gateway.process().output();
 
   pki.issue("api", "api-v3", {"api.example.test"});  // fixed
   const AdminClient::Reply fixed = admin.post("/admin/tls/reload");

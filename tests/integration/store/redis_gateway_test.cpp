@@ -210,7 +210,12 @@ TEST_F(RedisGatewayTest, TheFallbackIsLoggedOnceEachWayHoweverTheThreadsReconnec
     clients.push_back(std::make_unique<HttpClient>(a.proxy_port()));
     wait_until_using_redis(a, *clients.back());
   }
-  // (Threads still connecting at start may have fallen back once already: count from here.)
+  // (Threads still connecting at start may have fallen back once already: count from here, once
+  // the way back is read too. A line reaches the test after the gauge has changed.)
+  ASSERT_TRUE(wait_until("the start's fallback lines read", [&] {
+    return a.process().count_lines("redis store unavailable") ==
+           a.process().count_lines("redis store answering again");
+  }));
   const std::size_t unavailable = a.process().count_lines("redis store unavailable");
   const std::size_t again = a.process().count_lines("redis store answering again");
   redis.stop();
@@ -227,6 +232,9 @@ TEST_F(RedisGatewayTest, TheFallbackIsLoggedOnceEachWayHoweverTheThreadsReconnec
   for (auto& client : clients) {
     wait_until_using_redis(a, *client);
   }
+  EXPECT_TRUE(wait_until("the way back logged", [&] {
+    return a.process().count_lines("redis store answering again") >= again + 1;
+  })) << a.process().output();
   EXPECT_EQ(a.process().count_lines("redis store unavailable"), unavailable + 1);
   EXPECT_EQ(a.process().count_lines("redis store answering again"), again + 1);
   EXPECT_EQ(scrape_metrics(a).value("sluice_store_fallback_active", {{"store", "redis"}}), 0);
