@@ -73,6 +73,7 @@
 # Environment (defaults in brackets):
 #   ROUNDS [3]  DURATION [10s]  WARMUP [2s]  CONNECTIONS [64]  WRK_THREADS [1]  REQ_PATH [/ok]
 #   IDLE_CONNS [10000]  STREAM_BYTES [1073741824]  LIMIT_KEYS [10000]  WS_IDLE [1000]  WS_HOLD [5]
+#   IDLE_SETTLE [11]  seconds between the idle clients being ready and the RSS reading
 #   KEY_COUNTS ["1 100000 1000000"]  SYNC_MS [100] (sluice-hybrid's store.sync_ms)
 #   H2_IDLE [IDLE_CONNS]  PYTHON [/usr/bin/python3, else python3: runs idle_clients.py]
 #   BACKEND [auto]   nginx = nginx static (1 worker), demo = sluice-demo-backend --threads 1,
@@ -885,7 +886,11 @@ idle_run() {
     fi
     sleep 0.2
   done
-  sleep 2 # let the server settle (late frees, pool janitors) before reading RSS
+  # Let the server settle before reading RSS: late frees, and pool janitors. sluice's request
+  # context pool gives back what the connections' burst of first requests left in it within
+  # two of its 5 s trim periods (docs/architecture.md); read sooner, it counted about 1.2 KB per
+  # connection more at 2,000 idle TLS connections (docs/benchmarks.md, 2026-12-02).
+  sleep "${IDLE_SETTLE:-11}"
   after=$(rss_kb "$pid")
   kill -USR1 "$client"
   sleep 0.5
@@ -897,7 +902,7 @@ idle_run() {
   if [[ $open =~ ^[0-9]+$ ]] && ((open > 0)); then
     per=$(awk -v b="$before" -v a="$after" -v n="$open" 'BEGIN { printf "%.2f", (a - b) / n }')
   fi
-  log "idle: $label: $ready; after 2.5 s: $status; RSS $((after / 1024)) MB ($per KiB per" \
+  log "idle: $label: $ready; after ${IDLE_SETTLE:-11}.5 s: $status; RSS $((after / 1024)) MB ($per KiB per" \
     "connection)"
   if grep -q '^failures' "$LOGDIR/idle-clients-$name.log"; then
     warn "idle client failures: $(grep '^failures' "$LOGDIR/idle-clients-$name.log")"
