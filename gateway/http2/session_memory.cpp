@@ -163,10 +163,11 @@ std::optional<SessionMemory::Pool> pool_for(std::size_t size, bool making) {
   return std::nullopt;
 }
 
-/// Pages of [at, at + size), widened to whole pages, that the process holds written memory in:
-/// present and mapped by this process alone (/proc/self/pagemap, bits 63 and 56). A page only
-/// ever read maps the kernel's shared zero page, present but not exclusive, and counts no more
-/// in the resident set than a page never touched; mincore() would call it resident.
+/// Pages of [at, at + size), widened to whole pages, that the process holds resident memory in:
+/// present and mapped by this process alone (/proc/self/pagemap, bits 63 and 56). On most
+/// kernels a page only ever read maps the kernel's shared zero page, present but not exclusive,
+/// and counts no more in the resident set than a page never touched (mincore() would call it
+/// resident); a kernel that maps a private page at the first read counts it (docs/http2.md).
 std::size_t resident(const void* at, std::size_t size) {
   const auto first = reinterpret_cast<std::uintptr_t>(at) / kPage;
   const auto last = (reinterpret_cast<std::uintptr_t>(at) + size + kPage - 1) / kPage;

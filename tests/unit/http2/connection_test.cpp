@@ -3,6 +3,7 @@
 // (docs/http2.md): streams as HTTP/1.1 requests and responses, bodies and flow control both
 // ways. Protections: connection_protection_test.cpp.
 #include "tests/unit/http2/connection_test_support.hpp"
+#include "tests/unit/http2/zero_page_probe.hpp"
 
 namespace sluice::http2 {
 namespace {
@@ -73,8 +74,11 @@ TEST_F(ConnectionTest, AnIdleConnectionGivesItsFrameBufferPagesBackAndServesOnAf
       "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   pump();
   EXPECT_GE(server.memory().frame_buffer_resident_pages(), 1U);  // SETTINGS went out
-  // Before any stream, the stream map's table and the HPACK rings are untouched pages.
-  EXPECT_EQ(server.memory().resident_pages(), server.memory().frame_buffer_resident_pages());
+  // Before any stream, the stream map's table and the HPACK rings are unwritten pages: not
+  // resident, unless this kernel gives a private page at the first read (the one page nghttp2
+  // reads is resident there; docs/http2.md).
+  EXPECT_LE(server.memory().resident_pages(),
+            server.memory().frame_buffer_resident_pages() + (reads_map_the_zero_page() ? 0U : 1U));
   for (int round = 0; round < 2; ++round) {
     const std::int32_t id = client.request("GET", "/large");
     pump();

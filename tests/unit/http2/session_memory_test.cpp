@@ -19,12 +19,15 @@
 #include <string_view>
 #include <vector>
 
+#include "tests/unit/http2/zero_page_probe.hpp"
+
 namespace sluice::http2 {
 namespace {
 
-/// How many of the pages of [p, p + size) hold memory written by this process: present and
-/// mapped by it alone (/proc/self/pagemap). A page only read maps the shared zero page, which is
-/// present but costs no resident memory of the process.
+/// How many of the pages of [p, p + size) hold resident memory of this process: present and
+/// mapped by it alone (/proc/self/pagemap). On most kernels a page only read maps the shared
+/// zero page, which is present but costs no resident memory of the process
+/// (zero_page_probe.hpp).
 std::size_t resident_pages(void* p, std::size_t size) {
   const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   // (Paged blocks start on a page: the slots are whole pages of a mapping.)
@@ -189,7 +192,13 @@ TEST(SessionMemoryTest, TheTablesMadeWithTheSessionStayUntouchedUntilAStreamCome
   const std::uint8_t* data = nullptr;
   EXPECT_GT(nghttp2_session_mem_send(session, &data), 0);
   // An idle session: of its paged blocks only the frame buffer's first page was written.
-  EXPECT_EQ(memory.resident_pages(), memory.frame_buffer_resident_pages());
+  if (reads_map_the_zero_page()) {
+    EXPECT_EQ(memory.resident_pages(), memory.frame_buffer_resident_pages());
+  } else {
+    // This kernel gives a private page at the first read: the one page of the table and rings
+    // that nghttp2 reads before any stream is resident too (docs/http2.md).
+    EXPECT_LE(memory.resident_pages(), memory.frame_buffer_resident_pages() + 1);
+  }
   // A stream (in the map) whose fields are indexed (in the decoder's ring) writes the others.
   const std::string request = client_request_bytes();
   ASSERT_EQ(nghttp2_session_mem_recv(session, reinterpret_cast<const std::uint8_t*>(request.data()),
