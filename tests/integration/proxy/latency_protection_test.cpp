@@ -209,7 +209,9 @@ TEST(LatencyProtectionTest, TheLimitFindsTheCapacityOfABackendThatQueues) {
   EXPECT_GT(overloaded.load(), 0);
   const double limit = during.value("sluice_backend_concurrency_limit", kDemo);
   EXPECT_GE(limit, 2) << during.text();
-  EXPECT_LE(limit, 12) << "the limit stays near the 4 the backend serves at once";
+  // Well under the 24 clients, whom no limit would all queue at the backend. Under ASan on a
+  // slow machine the sampled limit read 13 once (2026-12-02), so the bound is 4x the capacity.
+  EXPECT_LE(limit, 16) << "the limit stays near the 4 the backend serves at once";
   const Scrape after = scrape_until(gateway, "nothing in flight", [](const Scrape& t) {
     return t.value("sluice_backend_inflight", kDemo) == 0;
   });
