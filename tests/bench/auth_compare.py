@@ -18,7 +18,10 @@ docs/benchmarks.md "Identity"), measured in one run on this machine:
               the same flood: sluice answering 404 for a host no route serves, and nginx (one
               worker, pinned on cpu 0 like sluice) answering every request `return 429;`
               from its config, the least work any proxy does for a request (skipped, and said,
-              without an nginx on the PATH)
+              without an nginx on the PATH); and below both, sluice-answer-floor (the benchmarks
+              target, tests/bench/answer_floor.cpp): one recv and one send of a fixed 429 per
+              request, no parsing, the least any server on this machine can do (skipped, and
+              said, when it is not built)
 
     tests/bench/auth_compare.py [throughput] [flood]     (default: both)
 
@@ -243,16 +246,36 @@ def nginx_floor(directory, tokens, flood_delay, flood_connections):
         master = child.process.pid
         pids = [master] + [int(p) for p in Path(f"/proc/{master}/task/{master}/children")
                            .read_text().split()]
-        url = f"http://127.0.0.1:{port}/ok"
-        wrk(url, directory / "forged.lua", [tokens, str(flood_delay)], 2, flood_connections)
-        before = sum(cpu_seconds(p) for p in pids)
-        result = wrk(url, directory / "forged.lua", [tokens, str(flood_delay)], DURATION,
-                     flood_connections)
-        cpu_us = (sum(cpu_seconds(p) for p in pids) - before) / max(
-            result["rps"] * DURATION, 1) * 1e6
+        return flood_cpu(f"http://127.0.0.1:{port}/ok", pids, directory, tokens, flood_delay,
+                         flood_connections)
     finally:
         child.stop()
+
+
+def flood_cpu(url, pids, directory, tokens, flood_delay, flood_connections):
+    """The flood against `url` after a 2 s warm-up: (wrk result, CPU µs per request of `pids`)."""
+    wrk(url, directory / "forged.lua", [tokens, str(flood_delay)], 2, flood_connections)
+    before = sum(cpu_seconds(p) for p in pids)
+    result = wrk(url, directory / "forged.lua", [tokens, str(flood_delay)], DURATION,
+                 flood_connections)
+    cpu_us = (sum(cpu_seconds(p) for p in pids) - before) / max(result["rps"] * DURATION, 1) * 1e6
     return result, cpu_us
+
+
+def answer_floor(directory, tokens, flood_delay, flood_connections):
+    """The flood against sluice-answer-floor (one recv and one send of a fixed 429 per request,
+    pinned on cpu 0 like the proxies): (wrk result, CPU µs per request), or None when the
+    benchmarks target was not built."""
+    binary = BIN_DIR / "sluice-answer-floor"
+    if not binary.exists():
+        return None
+    child = Child(["taskset", "-c", "0", str(binary), "--port", "0"], directory)
+    try:
+        address = child.wait_for(r"listening (\S+)").group(1)
+        return flood_cpu(f"http://{address}/ok", [child.process.pid], directory, tokens,
+                         flood_delay, flood_connections)
+    finally:
+        child.stop()
 
 
 def throughput(directory, backend, report):
@@ -321,6 +344,7 @@ def flood(directory, backend, report):
     finally:
         child.stop()
     peer = nginx_floor(directory, tokens, flood_delay, flood_connections)
+    least = answer_floor(directory, tokens, flood_delay, flood_connections)
     cpu_us = (cpu_after - cpu_before) / max(refused, 1) * 1e6
     report["flood"] = {
         "legit_alone": alone, "legit_with_flood": flooded, "flood_rps": flood_rps,
@@ -329,7 +353,9 @@ def flood(directory, backend, report):
         "shed_total": shed, "bad_signature_total": verified_bad,
         "floor_404": floor, "floor_cpu_us_per_request": floor_cpu_us,
         "nginx_429": peer[0] if peer else None,
-        "nginx_429_cpu_us_per_request": peer[1] if peer else None}
+        "nginx_429_cpu_us_per_request": peer[1] if peer else None,
+        "answer_floor": least[0] if least else None,
+        "answer_floor_cpu_us_per_request": least[1] if least else None}
     print(f"flood alone: {alone_flood['rps']:.0f} req/s refused {refused:.0f}, "
           f"CPU {cpu_us:.2f} us per refused request (a 404 for an unrouted host: "
           f"{floor_cpu_us:.2f} us); legit p99 {alone.get('p99_ms')} ms alone, "
@@ -340,6 +366,12 @@ def flood(directory, backend, report):
               f"CPU {peer[1]:.2f} us per request", flush=True)
     else:
         print("nginx not found: its floor was not measured", flush=True)
+    if least:
+        print(f"sluice-answer-floor (one recv and one send per request), the same flood: "
+              f"{least[0]['rps']:.0f} req/s, CPU {least[1]:.2f} us per request", flush=True)
+    else:
+        print(f"{BIN_DIR / 'sluice-answer-floor'} is not built (cmake --build --preset release "
+              "--target benchmarks): the machine's floor was not measured", flush=True)
 
 
 def main():
