@@ -7,6 +7,7 @@
 #include <charconv>
 #include <new>
 #include <stdexcept>
+#include <utility>
 
 namespace sluice::store {
 
@@ -85,55 +86,110 @@ void ReplyReader::Free::operator()(redisReader* reader) const noexcept {
 
 namespace {
 
-/// hiredis' own reply functions (a reader made with the defaults lends them).
-const redisReplyObjectFunctions& default_functions() {
-  static const redisReplyObjectFunctions functions = [] {
-    redisReader* probe = redisReaderCreate();
-    if (probe == nullptr) {
-      throw std::bad_alloc();
-    }
-    const redisReplyObjectFunctions copy = *probe->fn;
-    redisReaderFree(probe);
-    return copy;
-  }();
-  return functions;
+// The reader builds RedisReply values in place instead of hiredis' reply objects, which would
+// then be copied out and freed: one allocation per array (its elements) instead of one object
+// per element, an element array and a buffer per string. The reply in progress is the reader's
+// own (`ReplyReader::building_`, the reader's privdata, reached through every task); an
+// element is a slot of its parent's elements, sized when the array is announced, so pointers
+// to the slots stay valid while the array fills. hiredis calls freeObject only on a reply left
+// unfinished (a protocol error, or a reader freed mid-reply). The callbacks are C: nothing may
+// throw through them, so an allocation that fails is hiredis' "Out of memory" (nullptr).
+
+RedisReply* slot_for(const redisReadTask* task) {
+  if (task->parent == nullptr) {
+    auto* root = static_cast<RedisReply*>(task->privdata);
+    *root = RedisReply{};
+    return root;
+  }
+  auto* parent = static_cast<RedisReply*>(task->parent->obj);
+  return &parent->elements[static_cast<std::size_t>(task->idx)];
 }
 
-/// hiredis 0.14 allocates an array's announced element count before any element arrives, so
-/// "*400000000" from a broken or hostile server would take gigabytes (found by the redis_reply
-/// fuzz target). No reply sluice reads comes near kMaxReplyElements; a larger announcement fails
-/// the reader ("Out of memory": a protocol error, the connection is dropped).
-void* create_bounded_array(const redisReadTask* task, int elements) {
-  if (elements > kMaxReplyElements) {
+void* create_string(const redisReadTask* task, char* text, std::size_t length) noexcept {
+  RedisReply* slot = slot_for(task);
+  switch (task->type) {
+    case REDIS_REPLY_STATUS:
+      slot->type = RedisReply::Type::kStatus;
+      break;
+    case REDIS_REPLY_ERROR:
+      slot->type = RedisReply::Type::kError;
+      break;
+    default:
+      slot->type = RedisReply::Type::kString;
+      break;
+  }
+  try {
+    slot->text.assign(text, length);
+  } catch (const std::bad_alloc&) {
     return nullptr;
   }
-  return default_functions().createArray(task, elements);
+  return slot;
 }
 
-redisReplyObjectFunctions* bounded_functions() {
-  static redisReplyObjectFunctions functions = [] {
-    redisReplyObjectFunctions f = default_functions();
-    f.createArray = &create_bounded_array;
-    return f;
-  }();
+/// hiredis 0.14 takes an array's announced element count at its word, so "*400000000" from a
+/// broken or hostile server would take gigabytes before any element arrives (found by the
+/// redis_reply fuzz target, when the elements were hiredis' own). No reply sluice reads comes
+/// near kMaxReplyElements; a larger announcement fails the reader ("Out of memory": a protocol
+/// error, the connection is dropped).
+void* create_array(const redisReadTask* task, int elements) noexcept {
+  if (elements < 0 || elements > kMaxReplyElements) {
+    return nullptr;
+  }
+  RedisReply* slot = slot_for(task);
+  slot->type = RedisReply::Type::kArray;
+  try {
+    slot->elements.resize(static_cast<std::size_t>(elements));
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+  return slot;
+}
+
+void* create_integer(const redisReadTask* task, long long value) noexcept {
+  RedisReply* slot = slot_for(task);
+  slot->type = RedisReply::Type::kInteger;
+  slot->integer = value;
+  return slot;
+}
+
+void* create_nil(const redisReadTask* task) noexcept {
+  RedisReply* slot = slot_for(task);
+  slot->type = RedisReply::Type::kNil;
+  return slot;
+}
+
+void free_unfinished(void* reply) noexcept {
+  *static_cast<RedisReply*>(reply) = RedisReply{};
+}
+
+redisReplyObjectFunctions* in_place_functions() {
+  static redisReplyObjectFunctions functions{
+      .createString = &create_string,
+      .createArray = &create_array,
+      .createInteger = &create_integer,
+      .createNil = &create_nil,
+      .freeObject = &free_unfinished,
+  };
   return &functions;
 }
 
 }  // namespace
 
-ReplyReader::ReplyReader() : reader_(redisReaderCreateWithFunctions(bounded_functions())) {
+ReplyReader::ReplyReader() : reader_(redisReaderCreateWithFunctions(in_place_functions())) {
   if (!reader_) {
     throw std::bad_alloc();
   }
+  reader_->privdata = &building_;  // not redisReaderSetPrivdata: it casts the pointer to int
 }
 
 ReplyReader::~ReplyReader() = default;
 
 void ReplyReader::reset() {
-  reader_.reset(redisReaderCreateWithFunctions(bounded_functions()));
+  reader_.reset(redisReaderCreateWithFunctions(in_place_functions()));
   if (!reader_) {
     throw std::bad_alloc();
   }
+  reader_->privdata = &building_;  // not redisReaderSetPrivdata: it casts the pointer to int
 }
 
 void ReplyReader::feed(std::string_view bytes) {
@@ -149,9 +205,8 @@ std::optional<RedisReply> ReplyReader::next(bool& protocol_error) {
   if (raw == nullptr) {
     return std::nullopt;
   }
-  auto* reply = static_cast<redisReply*>(raw);
-  RedisReply out = from_hiredis(*reply);
-  freeReplyObject(reply);
+  // The reply was built in building_ (in_place_functions); the next one starts afresh there.
+  RedisReply out = std::move(*static_cast<RedisReply*>(raw));
   return out;
 }
 

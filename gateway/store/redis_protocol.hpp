@@ -16,8 +16,8 @@ struct redisReply;
 // RESP, the Redis wire protocol: hiredis parses replies; commands are written here (a RESP
 // command is an array of length-prefixed strings: hiredis' formatter allocates a buffer and
 // prints every length with printf, which the hybrid exchange, one command per key and period,
-// paid for on every request); the sockets are ours (Asio). Replies are copied out of hiredis'
-// objects into plain values.
+// paid for on every request); the sockets are ours (Asio). hiredis' reader builds each reply
+// directly as a plain value (its object callbacks), not as its own objects to be copied.
 namespace sluice::store {
 
 /// One Redis reply as a plain value.
@@ -63,6 +63,9 @@ class ReplyReader {
   struct Free {
     void operator()(redisReader* reader) const noexcept;
   };
+  /// The reply being read, built in place by the reader's callbacks (its privdata): declared
+  /// before reader_, so it outlives the reader, which may clear an unfinished reply when freed.
+  RedisReply building_;
   std::unique_ptr<redisReader, Free> reader_;
 };
 
