@@ -60,12 +60,11 @@ std::optional<FleetCount> read_fleet_count(const RedisReply& reply, std::int64_t
   return count;
 }
 
-std::optional<std::vector<std::uint64_t>> read_bucket_counts(const RedisReply& reply,
-                                                             std::size_t fields) {
+std::optional<BucketCounts> read_bucket_counts(const RedisReply& reply, std::size_t fields) {
   if (reply.type != RedisReply::Type::kArray || reply.elements.size() != fields) {
     return std::nullopt;
   }
-  std::vector<std::uint64_t> counts;
+  BucketCounts counts;
   counts.reserve(fields);
   for (const RedisReply& value : reply.elements) {
     if (value.type == RedisReply::Type::kNil) {

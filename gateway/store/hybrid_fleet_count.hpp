@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -46,9 +47,13 @@ struct FleetCount {
 [[nodiscard]] std::optional<FleetCount> read_fleet_count(const RedisReply& reply,
                                                          std::int64_t live_from);
 
+/// Bucket counts as an exchange reads them: inline up to the most an HMGET names and the
+/// current bucket's (no allocation per key and exchange).
+using BucketCounts = boost::container::small_vector<std::uint64_t, 9>;
+
 /// Reads the reply to HMGET of `fields` bucket fields: each one's count (0 for a bucket nobody
 /// pushed into), or nullopt for a reply that is not such an array.
-[[nodiscard]] std::optional<std::vector<std::uint64_t>> read_bucket_counts(const RedisReply& reply,
-                                                                           std::size_t fields);
+[[nodiscard]] std::optional<BucketCounts> read_bucket_counts(const RedisReply& reply,
+                                                             std::size_t fields);
 
 }  // namespace sluice::store

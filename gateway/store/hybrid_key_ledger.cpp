@@ -93,7 +93,7 @@ std::uint64_t HybridKeyLedger::absorb_whole(const JournalKey& key, const HybridS
 
 std::uint64_t HybridKeyLedger::absorb_part(const JournalKey& key, const HybridShape& shape,
                                            const ReadPlan& plan,
-                                           const std::vector<std::uint64_t>& counts,
+                                           std::span<const std::uint64_t> counts,
                                            std::int64_t live_from, std::int64_t settled_before,
                                            std::vector<std::int64_t>& dead) {
   const std::int64_t width = std::max<std::int64_t>(shape.width_ms, 1);

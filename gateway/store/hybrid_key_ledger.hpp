@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "gateway/store/hybrid_fleet_count.hpp"
@@ -61,7 +62,7 @@ class HybridKeyLedger {
   /// Known buckets that left the window go to `dead` (fields to delete) once there are
   /// kDeadPerDelete of them; until then they are kept and count for nothing.
   std::uint64_t absorb_part(const JournalKey& key, const HybridShape& shape, const ReadPlan& plan,
-                            const std::vector<std::uint64_t>& counts, std::int64_t live_from,
+                            std::span<const std::uint64_t> counts, std::int64_t live_from,
                             std::int64_t settled_before, std::vector<std::int64_t>& dead);
   /// Drops this replica's pushes of one shard (of kShards, taken in turn by the caller) that
   /// start before `older_than`, and keys whose pushes, settled buckets and TTL all predate it;

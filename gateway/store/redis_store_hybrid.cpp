@@ -10,8 +10,11 @@
 // exchange puts the thread under `on_error` until one succeeds; what it admitted meanwhile is
 // pushed with the next batch. The rest of the store: redis_store.cpp.
 #include <algorithm>
+#include <array>
 #include <boost/asio/post.hpp>
+#include <charconv>
 #include <limits>
+#include <span>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -302,14 +305,16 @@ void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchang
       continue;
     }
     at[i].read = count++;
-    std::vector<std::string> names;
-    names.reserve(read_fields);
+    // The bucket names printed into fixed arrays: plan_read names at most kMaxFieldsRead.
+    std::array<std::array<char, 24>, kMaxFieldsRead> names{};
+    std::array<std::string_view, 2 + kMaxFieldsRead> command{"HMGET", redis_key};
     for (std::size_t f = 0; f < read_fields; ++f) {
-      names.push_back(std::to_string(plan.from + static_cast<std::int64_t>(f) * shape.width_ms));
+      const std::int64_t start = plan.from + static_cast<std::int64_t>(f) * shape.width_ms;
+      char* const first = names[f].data();
+      const char* const last = std::to_chars(first, first + names[f].size(), start).ptr;
+      command[2 + f] = std::string_view(first, static_cast<std::size_t>(last - first));
     }
-    std::vector<std::string_view> command{"HMGET", redis_key};
-    command.insert(command.end(), names.begin(), names.end());
-    append_command(commands, command);
+    append_command(commands, std::span<const std::string_view>(command.data(), 2 + read_fields));
   }
   slot.router->execute_group(state->keys.front().redis_key, commands, count,
                              [this, &slot, exchange, state, at = std::move(at), now_ms](
@@ -380,13 +385,13 @@ void RedisStore::finish_group(Slot& slot, const std::shared_ptr<Exchange>& excha
         dead = std::move(whole->dead);
       }
     } else if (key.item.delta > 0 || read.status == RedisStatus::kOk) {
-      std::optional<std::vector<std::uint64_t>> counts;
+      std::optional<BucketCounts> counts;
       if (key.item.delta == 0) {
         counts = read_bucket_counts(read.reply, plan.fields);
       } else {
         // The buckets before the current one as read (none when it is the only one not
         // settled), then the current one's count: the HINCRBY reply, an integer (see above).
-        counts = plan.fields == 1                  ? std::vector<std::uint64_t>{}
+        counts = plan.fields == 1                  ? BucketCounts{}
                  : read.status == RedisStatus::kOk ? read_bucket_counts(read.reply, plan.fields - 1)
                                                    : std::nullopt;
         if (counts) {
@@ -396,8 +401,9 @@ void RedisStore::finish_group(Slot& slot, const std::shared_ptr<Exchange>& excha
       }
       if (counts) {
         std::vector<std::int64_t> left;
-        fleet = ledger_.absorb_part(key.item.key, group.shape, plan, *counts, group.live_from,
-                                    group.settled_before, left);
+        fleet = ledger_.absorb_part(key.item.key, group.shape, plan,
+                                    std::span<const std::uint64_t>(counts->data(), counts->size()),
+                                    group.live_from, group.settled_before, left);
         for (const std::int64_t start : left) {
           dead.push_back(std::to_string(start));
         }

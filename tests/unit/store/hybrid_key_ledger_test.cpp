@@ -71,8 +71,8 @@ TEST(HybridKeyLedgerTest, SettledBucketsAreReadOnceAndThenOnlyTheOnesThatCanStil
   // At 22 s the window starts at 13 s: the bucket at 12 s left (a field to delete with the
   // next ones that leave), the ones at 18 s (kept) and 19-22 s (read) count.
   std::vector<std::int64_t> dead;
-  const std::uint64_t part =
-      ledger.absorb_part(kCarol, shape, plan, {3, 5, 0, 1}, 13'000, 21'000, dead);
+  const std::uint64_t part = ledger.absorb_part(
+      kCarol, shape, plan, std::vector<std::uint64_t>{3, 5, 0, 1}, 13'000, 21'000, dead);
   EXPECT_EQ(part, 2U + 3 + 5 + 0 + 1);
   EXPECT_TRUE(dead.empty());
   // 19 s and 20 s are settled now: the next read starts at 21 s.
