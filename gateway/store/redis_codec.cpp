@@ -76,13 +76,22 @@ std::optional<core::KeyedHash> hash_from_hex(std::string_view hex) {
   return core::KeyedHash(key);
 }
 
-std::string window_key(std::string_view policy, std::uint64_t key_hash) {
-  std::string hex(16, '0');
-  for (std::size_t i = 16; i-- > 0;) {
-    hex[i] = kHex[key_hash & 0xFU];
+std::string window_key(std::string_view policy, std::uint64_t key_hash, std::string_view suffix) {
+  // Built in one allocation: exact mode names a window per decision, hybrid per key exchanged.
+  constexpr std::string_view kPrefix = "sluice:{";
+  constexpr std::size_t kHexDigits = 16;
+  std::string name;
+  name.reserve(kPrefix.size() + policy.size() + 1 + kHexDigits + 1 + suffix.size());
+  name.append(kPrefix).append(policy).push_back(':');
+  const std::size_t hex_at = name.size();
+  name.append(kHexDigits, '0');
+  for (std::size_t i = kHexDigits; i-- > 0;) {
+    name[hex_at + i] = kHex[key_hash & 0xFU];
     key_hash >>= 4U;
   }
-  return "sluice:{" + std::string(policy) + ":" + hex + "}";
+  name.push_back('}');
+  name.append(suffix);
+  return name;
 }
 
 std::optional<limiter::LimitDecision> decision_from(const RedisReply& reply, std::size_t index,

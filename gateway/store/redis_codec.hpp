@@ -17,8 +17,10 @@ namespace sluice::store {
 
 /// The hash of a 32-hex-digit key (as kept in `sluice:hash-key`), or nullopt.
 [[nodiscard]] std::optional<core::KeyedHash> hash_from_hex(std::string_view hex);
-/// `sluice:{POLICY:HASH}`: the hash tag keeps a window on one Redis Cluster slot.
-[[nodiscard]] std::string window_key(std::string_view policy, std::uint64_t key_hash);
+/// `sluice:{POLICY:HASH}` followed by `suffix`: the hash tag keeps a window on one Redis Cluster
+/// slot.
+[[nodiscard]] std::string window_key(std::string_view policy, std::uint64_t key_hash,
+                                     std::string_view suffix = {});
 
 /// Key `index` of a sliding-window call on `count` keys, whose reply holds five integers per key
 /// {allowed, count, limit, reset_ms, retry_after_ms}, as a decision. nullopt for anything else

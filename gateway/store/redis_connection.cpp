@@ -49,8 +49,7 @@ void RedisConnection::execute(const std::string& command, Handler handler) {
   send(command, std::move(handler), clock_.now() + options_.timeout);
 }
 
-void RedisConnection::execute_group(const std::string& commands, std::size_t count,
-                                    GroupHandler handler) {
+void RedisConnection::execute_group(std::string commands, std::size_t count, GroupHandler handler) {
   if (state_ != State::kReady || count == 0) {
     handler(state_ != State::kReady ? RedisStatus::kUnavailable : RedisStatus::kOk, {});
     return;
@@ -61,7 +60,7 @@ void RedisConnection::execute_group(const std::string& commands, std::size_t cou
                   .remaining = count,
                   .replies = {}};
   pending.replies.reserve(count);
-  enqueue(commands, std::move(pending));
+  enqueue(std::move(commands), std::move(pending));
 }
 
 void RedisConnection::connect() {
@@ -158,10 +157,23 @@ void RedisConnection::send(const std::string& command, Handler handler, core::Ti
                            .replies = {}});
 }
 
+void RedisConnection::enqueue(std::string&& bytes, Pending pending) {
+  if (outbox_.empty() && bytes.size() >= outbox_.capacity()) {
+    outbox_.swap(bytes);  // a group's commands (kilobytes) are taken, not copied
+  } else {
+    outbox_ += bytes;
+  }
+  wait_for(std::move(pending));
+}
+
 void RedisConnection::enqueue(const std::string& bytes, Pending pending) {
+  outbox_ += bytes;
+  wait_for(std::move(pending));
+}
+
+void RedisConnection::wait_for(Pending pending) {
   const bool was_idle = pending_.empty();
   pending_.push_back(std::move(pending));
-  outbox_ += bytes;
   // Cork: commands issued in the same turn of the event loop (one per session that is deciding
   // now) leave in one write, so a busy worker pays one syscall per batch, not per command.
   if (!flush_posted_ && !write_in_flight_) {

@@ -83,7 +83,7 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
   /// Sends `count` commands, their RESP bytes concatenated in `commands`, pipelined as one
   /// group with one deadline, and calls `handler` exactly once, as execute() does for one
   /// command: one pending entry and one handler for the whole group.
-  void execute_group(const std::string& commands, std::size_t count, GroupHandler handler);
+  void execute_group(std::string commands, std::size_t count, GroupHandler handler);
   /// Commands in flight (sent or queued, not yet answered by Redis).
   [[nodiscard]] std::size_t in_flight() const noexcept { return pending_.size(); }
 
@@ -103,6 +103,10 @@ class RedisConnection : public std::enable_shared_from_this<RedisConnection> {
   void send(const std::string& command, Handler handler, core::TimePoint deadline);
   /// Queues `bytes` for the next write and `pending` for their replies.
   void enqueue(const std::string& bytes, Pending pending);
+  /// The same for bytes that are not needed any more: taken, not copied, when nothing waits.
+  void enqueue(std::string&& bytes, Pending pending);
+  /// Queues `pending` for the reply to bytes just added to the outbox, and schedules the write.
+  void wait_for(Pending pending);
   void write_some();
   void read_some();
   void on_reply(RedisReply reply);

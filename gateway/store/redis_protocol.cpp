@@ -5,6 +5,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstring>
 #include <new>
 #include <stdexcept>
 #include <utility>
@@ -46,27 +47,45 @@ RedisReply from_hiredis(const redisReply& r) {
 
 namespace {
 
-void append_header(std::string& out, char kind, std::size_t n) {
-  std::array<char, 24> digits{};
-  digits[0] = kind;
-  const auto end = std::to_chars(digits.data() + 1, digits.data() + digits.size() - 2, n).ptr;
-  end[0] = '\r';
-  end[1] = '\n';
-  out.append(digits.data(), end + 2);
+/// Decimal digits of `n`.
+std::size_t digits_of(std::size_t n) {
+  std::size_t digits = 1;
+  for (; n >= 10; n /= 10) {
+    ++digits;
+  }
+  return digits;
+}
+
+/// Writes `KIND N\r\n` at `at`, which has room for it (digits_of(n) + 3 bytes).
+char* put_header(char* at, char kind, std::size_t n) {
+  *at++ = kind;
+  at = std::to_chars(at, at + digits_of(n), n).ptr;
+  *at++ = '\r';
+  *at++ = '\n';
+  return at;
 }
 
 }  // namespace
 
 void append_command(std::string& out, std::span<const std::string_view> args) {
-  std::size_t size = 16;
+  // Sized exactly and written in place: a hybrid exchange writes a few commands per key, and
+  // appending piece by piece cost more than the bytes (docs/benchmarks.md, 2026-12-02).
+  std::size_t size = digits_of(args.size()) + 3;
   for (const std::string_view arg : args) {
-    size += arg.size() + 16;
+    size += digits_of(arg.size()) + 3 + arg.size() + 2;
   }
-  out.reserve(out.size() + size);
-  append_header(out, '*', args.size());
+  const std::size_t start = out.size();
+  out.resize(start + size);
+  char* at = out.data() + start;
+  at = put_header(at, '*', args.size());
   for (const std::string_view arg : args) {
-    append_header(out, '$', arg.size());
-    out.append(arg).append("\r\n");
+    at = put_header(at, '$', arg.size());
+    if (!arg.empty()) {
+      std::memcpy(at, arg.data(), arg.size());
+      at += arg.size();
+    }
+    *at++ = '\r';
+    *at++ = '\n';
   }
 }
 

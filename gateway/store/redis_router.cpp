@@ -209,10 +209,10 @@ void RedisRouter::execute(std::string_view key, std::string command, Handler han
   send(*nodes_[index], slot, std::move(command), std::move(handler), 0, /*asking=*/false);
 }
 
-void RedisRouter::execute_group(std::string_view key, const std::string& commands,
-                                std::size_t count, RedisConnection::GroupHandler handler) {
+void RedisRouter::execute_group(std::string_view key, std::string commands, std::size_t count,
+                                RedisConnection::GroupHandler handler) {
   if (mode_ == Mode::kStandalone) {
-    seed_->execute_group(commands, count, std::move(handler));
+    seed_->execute_group(std::move(commands), count, std::move(handler));
     return;
   }
   if (mode_ == Mode::kUnknown || closed_) {
@@ -226,7 +226,7 @@ void RedisRouter::execute_group(std::string_view key, const std::string& command
     return;
   }
   nodes_[index]->connection->execute_group(
-      commands, count,
+      std::move(commands), count,
       [self = shared_from_this(), handler = std::move(handler)](RedisStatus status,
                                                                 std::vector<RedisReply> replies) {
         const bool moved = std::any_of(replies.begin(), replies.end(), [](const RedisReply& r) {

@@ -66,7 +66,7 @@ class RedisRouter : public std::enable_shared_from_this<RedisRouter> {
   /// that slot's node (RedisConnection::execute_group). Redirects are not followed inside a
   /// group: a MOVED or ASK reply stays among the replies (its command did not run), and a MOVED
   /// makes the router learn the slot map again, so the next group goes to the right node.
-  void execute_group(std::string_view key, const std::string& commands, std::size_t count,
+  void execute_group(std::string_view key, std::string commands, std::size_t count,
                      RedisConnection::GroupHandler handler);
 
  private:

@@ -23,6 +23,7 @@ RedisReply integers(std::initializer_list<std::int64_t> values) {
 TEST(RedisCodecTest, WindowKeysCarryAHashTagAndNeverTheKey) {
   EXPECT_EQ(window_key("standard", 0x0123456789abcdefULL), "sluice:{standard:0123456789abcdef}");
   EXPECT_EQ(window_key("p", 0), "sluice:{p:0000000000000000}");
+  EXPECT_EQ(window_key("p", 0xffULL, ":fleet"), "sluice:{p:00000000000000ff}:fleet");
 }
 
 TEST(RedisCodecTest, TheSharedHashKeyIs32HexDigits) {
