@@ -8,15 +8,27 @@ std::uint32_t HybridJournal::others(const JournalKey& key) const {
   return it != entries_.end() ? it->second.others : 0;
 }
 
-void HybridJournal::note(const JournalKey& key, std::uint32_t admitted, core::TimePoint now) {
+std::uint32_t HybridJournal::Decision::others() const noexcept {
+  return entry_->others;
+}
+
+void HybridJournal::Decision::admit(std::uint32_t admitted) noexcept {
+  entry_->pending += admitted;
+}
+
+HybridJournal::Decision HybridJournal::decide(const JournalKey& key, core::TimePoint now) {
   Entry& entry = entries_[key];
-  entry.pending += admitted;
   entry.last_seen = now;
   if (!entry.queued) {
     // Queued even when denied: the next sync refreshes what the others hold.
     entry.queued = true;
     queue_.push_back(key);
   }
+  return Decision(entry);
+}
+
+void HybridJournal::note(const JournalKey& key, std::uint32_t admitted, core::TimePoint now) {
+  decide(key, now).admit(admitted);
 }
 
 std::vector<SyncItem> HybridJournal::take_batch(std::size_t max) {

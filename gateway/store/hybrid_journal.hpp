@@ -33,7 +33,26 @@ struct SyncItem {
 ///
 /// Confined to one thread (the io_context of its store slot): no locking.
 class HybridJournal {
+  struct Entry;
+
  public:
+  /// A decision in progress on one key, found (or queued) with one look-up: what the decision
+  /// reads and what it adds. Valid until the journal's next call.
+  class Decision {
+   public:
+    /// The other replicas' count last learned for the key (0 when never synced).
+    [[nodiscard]] std::uint32_t others() const noexcept;
+    /// `admitted` requests are added to what the next push carries.
+    void admit(std::uint32_t admitted) noexcept;
+
+   private:
+    friend class HybridJournal;
+    explicit Decision(Entry& entry) noexcept : entry_(&entry) {}
+    Entry* entry_;
+  };
+  /// Starts a decision on `key` at `now`. The key is queued even when the decision admits
+  /// nothing: the next sync refreshes what the others hold.
+  [[nodiscard]] Decision decide(const JournalKey& key, core::TimePoint now);
   /// The other replicas' count last learned for `key` (0 when never synced).
   [[nodiscard]] std::uint32_t others(const JournalKey& key) const;
   /// A decision on `key` at `now`; `admitted` requests are added to what the next push carries.

@@ -5,14 +5,9 @@
 
 namespace sluice::store {
 
-void HybridKeyLedger::add(const JournalKey& key, std::int64_t bucket_start, std::uint32_t count,
-                          std::int64_t live_from) {
-  if (count == 0) {
-    return;
-  }
-  Shard& shard = shard_of(key);
-  const std::lock_guard lock(shard.mutex);
-  std::vector<Push>& pushes = shard.keys[key].pushes;
+void HybridKeyLedger::add_to(Entry& entry, std::int64_t bucket_start, std::uint32_t count,
+                             std::int64_t live_from) {
+  std::vector<Push>& pushes = entry.pushes;
   std::erase_if(pushes, [&](const Push& p) { return p.bucket_start < live_from; });
   const auto it = std::find_if(pushes.begin(), pushes.end(),
                                [&](const Push& p) { return p.bucket_start == bucket_start; });
@@ -23,20 +18,107 @@ void HybridKeyLedger::add(const JournalKey& key, std::int64_t bucket_start, std:
   }
 }
 
-std::uint64_t HybridKeyLedger::live(const JournalKey& key, std::int64_t live_from) {
-  Shard& shard = shard_of(key);
-  const std::lock_guard lock(shard.mutex);
-  const auto it = shard.keys.find(key);
-  if (it == shard.keys.end()) {
-    return 0;
-  }
+std::uint64_t HybridKeyLedger::live_in(const Entry& entry, std::int64_t live_from) {
   std::uint64_t sum = 0;
-  for (const Push& p : it->second.pushes) {
+  for (const Push& p : entry.pushes) {
     if (p.bucket_start >= live_from) {
       sum += p.count;
     }
   }
   return sum;
+}
+
+HybridKeyLedger::ReadPlan HybridKeyLedger::plan_for(const Entry& entry, const HybridShape& shape,
+                                                    std::int64_t bucket, std::size_t max_fields) {
+  const std::int64_t width = std::max<std::int64_t>(shape.width_ms, 1);
+  if (entry.settled_width != width || entry.settled_until < shape.live_from(bucket) ||
+      entry.settled_until > bucket) {
+    return {};
+  }
+  const auto fields = static_cast<std::size_t>((bucket - entry.settled_until) / width + 1);
+  if (fields > max_fields) {
+    return {};
+  }
+  return {.whole = false, .from = entry.settled_until, .fields = fields};
+}
+
+std::uint64_t HybridKeyLedger::absorb_whole_into(Entry& entry, const HybridShape& shape,
+                                                 const std::vector<FleetBucket>& live,
+                                                 std::int64_t settled_before) {
+  entry.settled.clear();
+  std::uint64_t total = 0;
+  for (const FleetBucket& b : live) {
+    total += b.count;
+    if (b.start < settled_before) {
+      entry.settled.push_back({b.start, static_cast<std::uint32_t>(b.count)});
+    }
+  }
+  entry.settled_until = settled_before;
+  entry.settled_width = std::max<std::int64_t>(shape.width_ms, 1);
+  return total;
+}
+
+std::uint64_t HybridKeyLedger::absorb_part_into(Entry& entry, const HybridShape& shape,
+                                                const ReadPlan& plan,
+                                                std::span<const std::uint64_t> counts,
+                                                std::int64_t live_from, std::int64_t settled_before,
+                                                std::vector<std::int64_t>& dead) {
+  const std::int64_t width = std::max<std::int64_t>(shape.width_ms, 1);
+  // Buckets that left the window are fields to delete, kDeadPerDelete of them at a time: one
+  // HDEL per bucket would be a command per bucket width for every busy key.
+  // One pass over what is known: the buckets gone, and the live ones before the read part.
+  std::size_t gone = 0;
+  std::uint64_t total = 0;
+  for (const Push& p : entry.settled) {
+    if (p.bucket_start < live_from) {
+      ++gone;
+    } else if (p.bucket_start < plan.from) {
+      // (Another thread may have settled more meanwhile: those after `plan.from` are read.)
+      total += p.count;
+    }
+  }
+  if (gone >= kDeadPerDelete) {
+    std::erase_if(entry.settled, [&](const Push& p) {
+      if (p.bucket_start < live_from) {
+        dead.push_back(p.bucket_start);
+        return true;
+      }
+      return false;
+    });
+  }
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    const std::int64_t start = plan.from + static_cast<std::int64_t>(i) * width;
+    if (start < live_from) {
+      continue;
+    }
+    total += counts[i];
+    if (start < settled_before && counts[i] > 0 &&
+        std::none_of(entry.settled.begin(), entry.settled.end(),
+                     [&](const Push& p) { return p.bucket_start == start; })) {
+      entry.settled.push_back({start, static_cast<std::uint32_t>(counts[i])});
+    }
+  }
+  if (entry.settled_width == width && entry.settled_until == plan.from) {
+    entry.settled_until = std::max(entry.settled_until, settled_before);
+  }
+  return total;
+}
+
+void HybridKeyLedger::add(const JournalKey& key, std::int64_t bucket_start, std::uint32_t count,
+                          std::int64_t live_from) {
+  if (count == 0) {
+    return;
+  }
+  Shard& shard = shard_of(key);
+  const std::lock_guard lock(shard.mutex);
+  add_to(shard.keys[key], bucket_start, count, live_from);
+}
+
+std::uint64_t HybridKeyLedger::live(const JournalKey& key, std::int64_t live_from) {
+  Shard& shard = shard_of(key);
+  const std::lock_guard lock(shard.mutex);
+  const auto it = shard.keys.find(key);
+  return it != shard.keys.end() ? live_in(it->second, live_from) : 0;
 }
 
 bool HybridKeyLedger::needs_expiry(const JournalKey& key, std::int64_t now_ms,
@@ -60,16 +142,22 @@ HybridKeyLedger::ReadPlan HybridKeyLedger::plan_read(const JournalKey& key,
   Shard& shard = shard_of(key);
   const std::lock_guard lock(shard.mutex);
   const auto it = shard.keys.find(key);
-  const std::int64_t width = std::max<std::int64_t>(shape.width_ms, 1);
-  if (it == shard.keys.end() || it->second.settled_width != width ||
-      it->second.settled_until < shape.live_from(bucket) || it->second.settled_until > bucket) {
-    return {};
+  return it != shard.keys.end() ? plan_for(it->second, shape, bucket, max_fields) : ReadPlan{};
+}
+
+HybridKeyLedger::ExchangePlan HybridKeyLedger::plan_exchange(const JournalKey& key,
+                                                             const HybridShape& shape,
+                                                             std::int64_t bucket,
+                                                             std::int64_t now_ms, bool pushing,
+                                                             std::size_t max_fields) {
+  Shard& shard = shard_of(key);
+  const std::lock_guard lock(shard.mutex);
+  const auto it = shard.keys.find(key);
+  if (it == shard.keys.end()) {
+    return {.set_expiry = pushing, .read = {}};
   }
-  const auto fields = static_cast<std::size_t>((bucket - it->second.settled_until) / width + 1);
-  if (fields > max_fields) {
-    return {};
-  }
-  return {.whole = false, .from = it->second.settled_until, .fields = fields};
+  return {.set_expiry = pushing && it->second.expiry_set < now_ms - shape.window_ms(),
+          .read = plan_for(it->second, shape, bucket, max_fields)};
 }
 
 std::uint64_t HybridKeyLedger::absorb_whole(const JournalKey& key, const HybridShape& shape,
@@ -77,18 +165,7 @@ std::uint64_t HybridKeyLedger::absorb_whole(const JournalKey& key, const HybridS
                                             std::int64_t settled_before) {
   Shard& shard = shard_of(key);
   const std::lock_guard lock(shard.mutex);
-  Entry& entry = shard.keys[key];
-  entry.settled.clear();
-  std::uint64_t total = 0;
-  for (const FleetBucket& b : live) {
-    total += b.count;
-    if (b.start < settled_before) {
-      entry.settled.push_back({b.start, static_cast<std::uint32_t>(b.count)});
-    }
-  }
-  entry.settled_until = settled_before;
-  entry.settled_width = std::max<std::int64_t>(shape.width_ms, 1);
-  return total;
+  return absorb_whole_into(shard.keys[key], shape, live, settled_before);
 }
 
 std::uint64_t HybridKeyLedger::absorb_part(const JournalKey& key, const HybridShape& shape,
@@ -96,47 +173,36 @@ std::uint64_t HybridKeyLedger::absorb_part(const JournalKey& key, const HybridSh
                                            std::span<const std::uint64_t> counts,
                                            std::int64_t live_from, std::int64_t settled_before,
                                            std::vector<std::int64_t>& dead) {
-  const std::int64_t width = std::max<std::int64_t>(shape.width_ms, 1);
   Shard& shard = shard_of(key);
   const std::lock_guard lock(shard.mutex);
+  return absorb_part_into(shard.keys[key], shape, plan, counts, live_from, settled_before, dead);
+}
+
+HybridKeyLedger::Settled HybridKeyLedger::settle(const JournalKey& key, const HybridShape& shape,
+                                                 const Answer& answer,
+                                                 std::vector<std::int64_t>& dead) {
+  const bool read = answer.whole != nullptr || answer.part.has_value();
+  Shard& shard = shard_of(key);
+  const std::lock_guard lock(shard.mutex);
+  if (answer.pushed == 0 && !read && !answer.expiry_set_at) {
+    return {};  // nothing acknowledged and nothing read: nothing to note
+  }
   Entry& entry = shard.keys[key];
-  // Buckets that left the window are fields to delete, kDeadPerDelete of them at a time: one
-  // HDEL per bucket would be a command per bucket width for every busy key.
-  const auto gone = static_cast<std::size_t>(
-      std::count_if(entry.settled.begin(), entry.settled.end(),
-                    [&](const Push& p) { return p.bucket_start < live_from; }));
-  if (gone >= kDeadPerDelete) {
-    std::erase_if(entry.settled, [&](const Push& p) {
-      if (p.bucket_start < live_from) {
-        dead.push_back(p.bucket_start);
-        return true;
-      }
-      return false;
-    });
+  if (answer.expiry_set_at) {
+    entry.expiry_set = std::max(entry.expiry_set, *answer.expiry_set_at);
   }
-  std::uint64_t total = 0;
-  for (const Push& p : entry.settled) {
-    // (Another thread may have settled more meanwhile: those after `plan.from` are read.)
-    if (p.bucket_start >= live_from && p.bucket_start < plan.from) {
-      total += p.count;
-    }
+  if (answer.pushed > 0) {
+    add_to(entry, answer.bucket, answer.pushed, answer.live_from);
   }
-  for (std::size_t i = 0; i < counts.size(); ++i) {
-    const std::int64_t start = plan.from + static_cast<std::int64_t>(i) * width;
-    if (start < live_from) {
-      continue;
-    }
-    total += counts[i];
-    const bool known = std::any_of(entry.settled.begin(), entry.settled.end(),
-                                   [&](const Push& p) { return p.bucket_start == start; });
-    if (start < settled_before && counts[i] > 0 && !known) {
-      entry.settled.push_back({start, static_cast<std::uint32_t>(counts[i])});
-    }
+  Settled settled;
+  if (answer.whole != nullptr) {
+    settled.fleet = absorb_whole_into(entry, shape, *answer.whole, answer.settled_before);
+  } else if (answer.part) {
+    settled.fleet = absorb_part_into(entry, shape, answer.plan, *answer.part, answer.live_from,
+                                     answer.settled_before, dead);
   }
-  if (entry.settled_width == width && entry.settled_until == plan.from) {
-    entry.settled_until = std::max(entry.settled_until, settled_before);
-  }
-  return total;
+  settled.own = live_in(entry, answer.live_from);
+  return settled;
 }
 
 std::size_t HybridKeyLedger::forget(std::size_t shard_index, std::int64_t older_than) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -64,6 +65,38 @@ class HybridKeyLedger {
   std::uint64_t absorb_part(const JournalKey& key, const HybridShape& shape, const ReadPlan& plan,
                             std::span<const std::uint64_t> counts, std::int64_t live_from,
                             std::int64_t settled_before, std::vector<std::int64_t>& dead);
+  /// What an exchange in the bucket starting at `bucket`, at `now_ms`, does for `key`, with one
+  /// look-up: whether its push sets the TTL (only when `pushing`; see needs_expiry, with the
+  /// shape's window) and how it reads the hash (plan_read).
+  struct ExchangePlan {
+    bool set_expiry = false;
+    ReadPlan read;
+  };
+  [[nodiscard]] ExchangePlan plan_exchange(const JournalKey& key, const HybridShape& shape,
+                                           std::int64_t bucket, std::int64_t now_ms, bool pushing,
+                                           std::size_t max_fields);
+  /// What Redis answered for one key's exchange (see settle()).
+  struct Answer {
+    std::int64_t bucket = 0;                    ///< the bucket pushed into
+    std::uint32_t pushed = 0;                   ///< requests Redis acknowledged in it (0: none)
+    std::int64_t live_from = 0;                 ///< the oldest live bucket's start
+    std::int64_t settled_before = 0;            ///< buckets starting before it can change no more
+    std::optional<std::int64_t> expiry_set_at;  ///< Redis acknowledged the TTL set then
+    const std::vector<FleetBucket>* whole = nullptr;     ///< a whole read's live buckets
+    std::optional<std::span<const std::uint64_t>> part;  ///< a part read's counts, per `plan`
+    ReadPlan plan;
+  };
+  /// The fleet's live count (nullopt when the answer holds no read) and this replica's own.
+  struct Settled {
+    std::optional<std::uint64_t> fleet;
+    std::uint64_t own = 0;
+  };
+  /// One key's exchange came back, with one look-up: the TTL and the push Redis acknowledged
+  /// are noted (expiry_set, add), the read absorbed (absorb_whole or absorb_part, `dead` as
+  /// there), and the counts returned, this replica's own as live() would give it.
+  Settled settle(const JournalKey& key, const HybridShape& shape, const Answer& answer,
+                 std::vector<std::int64_t>& dead);
+
   /// Drops this replica's pushes of one shard (of kShards, taken in turn by the caller) that
   /// start before `older_than`, and keys whose pushes, settled buckets and TTL all predate it;
   /// returns how many keys were dropped.
@@ -96,6 +129,19 @@ class HybridKeyLedger {
     std::mutex mutex;
     boost::unordered_flat_map<JournalKey, Entry, KeyHash> keys;
   };
+  // What the look-ups above do to one key's entry, under its shard's mutex.
+  static void add_to(Entry& entry, std::int64_t bucket_start, std::uint32_t count,
+                     std::int64_t live_from);
+  [[nodiscard]] static std::uint64_t live_in(const Entry& entry, std::int64_t live_from);
+  [[nodiscard]] static ReadPlan plan_for(const Entry& entry, const HybridShape& shape,
+                                         std::int64_t bucket, std::size_t max_fields);
+  static std::uint64_t absorb_whole_into(Entry& entry, const HybridShape& shape,
+                                         const std::vector<FleetBucket>& live,
+                                         std::int64_t settled_before);
+  static std::uint64_t absorb_part_into(Entry& entry, const HybridShape& shape,
+                                        const ReadPlan& plan, std::span<const std::uint64_t> counts,
+                                        std::int64_t live_from, std::int64_t settled_before,
+                                        std::vector<std::int64_t>& dead);
   Shard& shard_of(const JournalKey& key) noexcept { return shards_[(key.hash >> 56U) % kShards]; }
 
   std::array<Shard, kShards> shards_;

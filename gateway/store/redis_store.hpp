@@ -216,17 +216,26 @@ class RedisStore final : public LimitStore {
     std::uint16_t hash_slot = 0;
     std::string redis_key;
   };
-  /// One group of an exchange in flight: the keys of one policy (and hash slot), the replies
-  /// to their pushes and reads as they come.
+  /// Where one key's replies are among its group's.
+  struct ReplyIndex {
+    static constexpr std::size_t kNotSent = static_cast<std::size_t>(-1);
+    std::size_t push = kNotSent;    ///< HINCRBY (keys with a delta)
+    std::size_t expire = kNotSent;  ///< PEXPIRE (once a window)
+    std::size_t read = kNotSent;    ///< HGETALL or HMGET
+  };
+  /// One group of an exchange in flight: the keys of one policy (and hash slot), and the
+  /// group's replies once they are all in (kept where they arrived, read by index).
   struct GroupExchange {
     std::int64_t bucket = 0;     ///< the start of the bucket pushed into (Redis' clock)
     std::int64_t live_from = 0;  ///< the oldest live bucket's start
     std::vector<SyncKey> keys;
     std::int64_t settled_before = 0;  ///< buckets starting before it can change no more
     HybridShape shape;
-    std::vector<RedisOutcome> pushes;              ///< HINCRBY replies (keys with a delta)
-    std::vector<RedisOutcome> fleets;              ///< HGETALL or HMGET replies
-    std::vector<HybridKeyLedger::ReadPlan> reads;  ///< which of the two, per key
+    std::int64_t now_ms = 0;                       ///< when it was sent (Redis' clock)
+    std::vector<ReplyIndex> at;                    ///< per key
+    std::vector<HybridKeyLedger::ReadPlan> reads;  ///< per key: a whole read or which buckets
+    RedisStatus status = RedisStatus::kUnavailable;
+    std::vector<RedisReply> replies;
   };
   /// Sends one group's commands, pipelined as one group (RedisRouter::execute_group): per key
   /// HINCRBY (with a delta), PEXPIRE (once a window), and HMGET of the buckets that can still

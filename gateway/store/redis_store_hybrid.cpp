@@ -33,7 +33,6 @@ constexpr core::Duration kForgetEvery = std::chrono::seconds(1);
 constexpr std::string_view kFleetSuffix = ":fleet";
 /// Keys per group: a group's commands are formatted in one event-loop turn.
 constexpr std::size_t kKeysPerCall = 128;
-constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 /// A bucket is settled this many command timeouts after its end.
 constexpr std::int64_t kSettleTimeouts = 2;
 /// Buckets read by name at most (HMGET); more, and the whole hash is read (HGETALL).
@@ -52,6 +51,46 @@ std::optional<std::int64_t> redis_ms_from(const RedisOutcome& outcome) {
     return std::nullopt;
   }
 }
+
+/// The names (start in ms) of the buckets an exchange group reads by name: the current one and
+/// the kMaxFieldsRead - 1 before it, printed once per group.
+class BucketNames {
+ public:
+  BucketNames(std::int64_t bucket, std::int64_t width_ms)
+      : bucket_(bucket), width_(std::max<std::int64_t>(width_ms, 1)) {
+    for (std::size_t k = 0; k < kMaxFieldsRead; ++k) {
+      const std::int64_t start = bucket_ - static_cast<std::int64_t>(k) * width_;
+      const char* const last =
+          std::to_chars(printed_[k].data(), printed_[k].data() + printed_[k].size(), start).ptr;
+      names_[k] = {printed_[k].data(), static_cast<std::size_t>(last - printed_[k].data())};
+    }
+  }
+  /// Whether the buckets from `from` to the current one are all named here.
+  [[nodiscard]] bool covers(std::int64_t from) const noexcept {
+    const std::int64_t back = bucket_ - from;
+    return back >= 0 && back % width_ == 0 && back / width_ < std::ssize(names_);
+  }
+  /// The name of the bucket starting at `start` (covers(start)).
+  [[nodiscard]] std::string_view name(std::int64_t start) const {
+    return names_.at(static_cast<std::size_t>((bucket_ - start) / width_));
+  }
+
+ private:
+  std::int64_t bucket_;
+  std::int64_t width_;
+  std::array<std::array<char, 24>, kMaxFieldsRead> printed_{};
+  std::array<std::string_view, kMaxFieldsRead> names_{};
+};
+
+/// One reply of a group: its status, and the reply when it is kOk.
+struct GroupReply {
+  RedisStatus status = RedisStatus::kUnavailable;
+  const RedisReply* reply = nullptr;  ///< never null
+
+  [[nodiscard]] bool is(RedisReply::Type type) const noexcept {
+    return status == RedisStatus::kOk && reply->type == type;
+  }
+};
 
 /// The others' count: the fleet's live requests less this replica's own, never below zero.
 std::uint32_t others_of(std::uint64_t fleet, std::uint64_t own) {
@@ -75,13 +114,14 @@ limiter::LimitDecision RedisStore::hybrid_decide(StoreSlot store_slot, PolicyId 
     return fallback_decision(call, key);
   }
   const JournalKey journal_key{policy.index, (*slot->hash)(key)};
+  // Denials are noted too: the key is queued, so the next exchange refreshes the others' count
+  // (and, after a failure, finds out whether Redis answers again).
+  HybridJournal::Decision noted = slot->journal.decide(journal_key, clock_.now());
   const limiter::LimitDecision d =
       slot->failing.load(std::memory_order_relaxed)
           ? fallback_decision(call, key)
-          : fallback_store_.decide_now(call.fallback, key, slot->journal.others(journal_key));
-  // Denials are noted too: the key is queued, so the next exchange refreshes the others' count
-  // (and, after a failure, finds out whether Redis answers again).
-  slot->journal.note(journal_key, d.allowed && !d.unavailable ? 1 : 0, clock_.now());
+          : fallback_store_.decide_now(call.fallback, key, noted.others());
+  noted.admit(d.allowed && !d.unavailable ? 1 : 0);
   return d;
 }
 
@@ -188,14 +228,16 @@ void RedisStore::sync(Slot& slot) {
       slot.journal.complete(item, 0);  // a removed policy: nothing to exchange
       continue;
     }
-    std::string redis_key =
-        window_key(targets[item.key.policy].name, item.key.hash) + std::string(kFleetSuffix);
+    std::string redis_key = window_key(targets[item.key.policy].name, item.key.hash, kFleetSuffix);
     const std::uint16_t hash_slot = cluster ? cluster_slot(redis_key) : 0;
     keys.push_back({item, hash_slot, std::move(redis_key)});
   }
-  std::sort(keys.begin(), keys.end(), [](const SyncKey& a, const SyncKey& b) {
+  const auto by_group = [](const SyncKey& a, const SyncKey& b) {
     return std::tie(a.item.key.policy, a.hash_slot) < std::tie(b.item.key.policy, b.hash_slot);
-  });
+  };
+  if (!std::is_sorted(keys.begin(), keys.end(), by_group)) {
+    std::stable_sort(keys.begin(), keys.end(), by_group);  // oldest first within a group
+  }
   std::vector<std::vector<SyncKey>> groups;
   for (auto& key : keys) {
     if (groups.empty() || groups.back().size() >= kKeysPerCall ||
@@ -249,9 +291,10 @@ void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchang
   const std::int64_t now_ms = clock.redis_ms + since.count();
   const std::int64_t bucket = shape.bucket_start(now_ms);
   const std::int64_t live_from = shape.live_from(now_ms);
-  const std::string field = std::to_string(bucket);
-  const std::int64_t window = shape.window_ms();
-  const std::string ttl = std::to_string(HybridKeyLedger::kExpiryWindows * window +
+  // Every key of the group reads buckets among the last kMaxFieldsRead: named once.
+  const BucketNames names(bucket, shape.width_ms);
+  const std::string_view field = names.name(bucket);
+  const std::string ttl = std::to_string(HybridKeyLedger::kExpiryWindows * shape.window_ms() +
                                          std::max<std::int64_t>(shape.width_ms, 1));
   auto state = std::make_shared<GroupExchange>();
   state->bucket = bucket;
@@ -262,26 +305,25 @@ void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchang
   // TIME (whose reply took up to a command timeout) and its push runs within another timeout,
   // or it timed out (and may be missed, as docs/distributed.md says).
   state->settled_before = shape.bucket_start(now_ms - kSettleTimeouts * options_.timeout.count());
-  state->pushes.resize(state->keys.size());
-  state->fleets.resize(state->keys.size());
+  state->now_ms = now_ms;
+  state->at.resize(state->keys.size());
   state->reads.resize(state->keys.size());
   // One pipelined group: per key HINCRBY (with a delta), PEXPIRE (see below), and HGETALL or
   // HMGET; where each key's replies are among the group's.
-  struct Replies {
-    std::size_t push = kNone;
-    std::size_t expire = kNone;
-    std::size_t read = kNone;
-  };
-  std::vector<Replies> at(state->keys.size());
+  std::vector<ReplyIndex>& at = state->at;
   std::string commands;
+  // About two commands of the key's length and a few numbers per key: grown once or twice.
+  commands.reserve(state->keys.size() * 2 * (state->keys.front().redis_key.size() + 48));
   std::size_t count = 0;
   for (std::size_t i = 0; i < state->keys.size(); ++i) {
     const SyncKey& key = state->keys[i];
     const std::string& redis_key = key.redis_key;
+    const HybridKeyLedger::ExchangePlan planned = ledger_.plan_exchange(
+        key.item.key, shape, bucket, now_ms, key.item.delta > 0, kMaxFieldsRead);
     if (key.item.delta > 0) {
       at[i].push = count++;
       append_command(commands, {"HINCRBY", redis_key, field, std::to_string(key.item.delta)});
-      if (ledger_.needs_expiry(key.item.key, now_ms, window)) {
+      if (planned.set_expiry) {
         // Set at most once a window per replica and key, two windows and a bucket long: the
         // hash outlives every push by at least a window and a bucket. One that failed is sent
         // again with the next push.
@@ -289,8 +331,10 @@ void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchang
         append_command(commands, {"PEXPIRE", redis_key, ttl});
       }
     }
-    const HybridKeyLedger::ReadPlan plan =
-        ledger_.plan_read(key.item.key, shape, bucket, kMaxFieldsRead);
+    HybridKeyLedger::ReadPlan plan = planned.read;
+    if (!plan.whole && !names.covers(plan.from)) {
+      plan = {};  // (plan_read names at most kMaxFieldsRead, aligned: never, but read it whole)
+    }
     state->reads[i] = plan;
     if (plan.whole) {
       at[i].read = count++;
@@ -305,120 +349,124 @@ void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchang
       continue;
     }
     at[i].read = count++;
-    // The bucket names printed into fixed arrays: plan_read names at most kMaxFieldsRead.
-    std::array<std::array<char, 24>, kMaxFieldsRead> names{};
     std::array<std::string_view, 2 + kMaxFieldsRead> command{"HMGET", redis_key};
     for (std::size_t f = 0; f < read_fields; ++f) {
-      const std::int64_t start = plan.from + static_cast<std::int64_t>(f) * shape.width_ms;
-      char* const first = names[f].data();
-      const char* const last = std::to_chars(first, first + names[f].size(), start).ptr;
-      command[2 + f] = std::string_view(first, static_cast<std::size_t>(last - first));
+      command[2 + f] = names.name(plan.from + static_cast<std::int64_t>(f) * shape.width_ms);
     }
     append_command(commands, std::span<const std::string_view>(command.data(), 2 + read_fields));
   }
-  slot.router->execute_group(state->keys.front().redis_key, commands, count,
-                             [this, &slot, exchange, state, at = std::move(at), now_ms](
-                                 RedisStatus status, std::vector<RedisReply> replies) mutable {
-                               const bool ok = status == RedisStatus::kOk;
-                               const auto outcome = [&](std::size_t index) {
-                                 return ok && index < replies.size()
-                                            ? RedisOutcome{status, std::move(replies[index])}
-                                            : RedisOutcome{ok ? RedisStatus::kUnavailable : status,
-                                                           {}};
-                               };
-                               for (std::size_t i = 0; i < state->keys.size(); ++i) {
-                                 if (at[i].push != kNone) {
-                                   state->pushes[i] = outcome(at[i].push);
-                                 }
-                                 if (at[i].expire != kNone) {
-                                   const RedisOutcome expired = outcome(at[i].expire);
-                                   if (expired.status == RedisStatus::kOk &&
-                                       expired.reply.type == RedisReply::Type::kInteger) {
-                                     ledger_.expiry_set(state->keys[i].item.key, now_ms);
-                                   }
-                                 }
-                                 if (at[i].read != kNone) {
-                                   state->fleets[i] = outcome(at[i].read);
-                                 }
-                               }
-                               finish_group(slot, exchange, *state);
-                             });
+  slot.router->execute_group(
+      state->keys.front().redis_key, std::move(commands), count,
+      [this, &slot, exchange, state](RedisStatus status, std::vector<RedisReply> replies) {
+        state->status = status;
+        state->replies = std::move(replies);
+        finish_group(slot, exchange, *state);
+      });
 }
 
 void RedisStore::finish_group(Slot& slot, const std::shared_ptr<Exchange>& exchange,
                               GroupExchange& group) {
   Outcome result = Outcome::kOk;
-  const auto worse = [&result](const RedisOutcome& outcome) {
-    if (outcome.status == RedisStatus::kTimeout) {
+  const auto worse = [&result](RedisStatus status) {
+    if (status == RedisStatus::kTimeout) {
       result = Outcome::kTimeout;
     } else if (result == Outcome::kOk) {
       result = Outcome::kError;
     }
   };
+  // Reply `index` (ReplyIndex::kNotSent: a command not sent): kUnavailable for one missing
+  // from an answered group, the group's status when it failed.
+  const auto reply_at = [&group](std::size_t index) -> GroupReply {
+    static const RedisReply no_reply;
+    const bool ok = group.status == RedisStatus::kOk;
+    if (ok && index < group.replies.size()) {
+      return {RedisStatus::kOk, &group.replies[index]};
+    }
+    return {ok || index == ReplyIndex::kNotSent ? RedisStatus::kUnavailable : group.status,
+            &no_reply};
+  };
   std::string deletions;
   std::size_t deleted = 0;
   for (std::size_t i = 0; i < group.keys.size(); ++i) {
     const SyncKey& key = group.keys[i];
-    const RedisOutcome& push = group.pushes[i];
-    const bool pushed = key.item.delta == 0 || (push.status == RedisStatus::kOk &&
-                                                push.reply.type == RedisReply::Type::kInteger);
+    const GroupReply push = reply_at(group.at[i].push);
+    const bool pushed = key.item.delta == 0 || push.is(RedisReply::Type::kInteger);
+    const std::optional<std::int64_t> expiry_set =
+        reply_at(group.at[i].expire).is(RedisReply::Type::kInteger) ? std::optional(group.now_ms)
+                                                                    : std::nullopt;
     if (!pushed) {
       if (push.status == RedisStatus::kOk) {
         log_->warn("redis sync push error: {}",
-                   push.reply.is_error() ? push.reply.text : "unexpected reply");
+                   push.reply->is_error() ? push.reply->text : "unexpected reply");
       }
-      worse(push);
+      worse(push.status);
+      if (expiry_set) {
+        ledger_.expiry_set(key.item.key, *expiry_set);
+      }
       // A timed-out push may still run in Redis: only one that cannot have run is resent (and
       // one that may have run is not counted as this replica's: the others' count errs high).
       slot.journal.complete(key.item, std::nullopt, push.status != RedisStatus::kTimeout);
       continue;
     }
-    ledger_.add(key.item.key, group.bucket, key.item.delta, group.live_from);
-    const RedisOutcome& read = group.fleets[i];
+    // The push, the TTL and the read go to the ledger in one look-up (settle).
+    HybridKeyLedger::Answer answer;
+    answer.bucket = group.bucket;
+    answer.pushed = key.item.delta;
+    answer.live_from = group.live_from;
+    answer.settled_before = group.settled_before;
+    answer.expiry_set_at = expiry_set;
+    answer.plan = group.reads[i];
+    const GroupReply read = reply_at(group.at[i].read);
     const HybridKeyLedger::ReadPlan& plan = group.reads[i];
-    std::optional<std::uint64_t> fleet;
-    std::vector<std::string> dead;
+    std::optional<FleetCount> whole;
+    std::optional<BucketCounts> counts;
+    bool malformed = false;
     if (read.status == RedisStatus::kOk && plan.whole) {
-      if (auto whole = read_fleet_count(read.reply, group.live_from)) {
-        fleet =
-            ledger_.absorb_whole(key.item.key, group.shape, whole->buckets, group.settled_before);
-        dead = std::move(whole->dead);
+      whole = read_fleet_count(*read.reply, group.live_from);
+      malformed = !whole;
+      if (whole) {
+        answer.whole = &whole->buckets;
       }
     } else if (key.item.delta > 0 || read.status == RedisStatus::kOk) {
-      std::optional<BucketCounts> counts;
       if (key.item.delta == 0) {
-        counts = read_bucket_counts(read.reply, plan.fields);
+        counts = read_bucket_counts(*read.reply, plan.fields);
       } else {
         // The buckets before the current one as read (none when it is the only one not
         // settled), then the current one's count: the HINCRBY reply, an integer (see above).
-        counts = plan.fields == 1                  ? BucketCounts{}
-                 : read.status == RedisStatus::kOk ? read_bucket_counts(read.reply, plan.fields - 1)
-                                                   : std::nullopt;
+        counts = plan.fields == 1 ? BucketCounts{}
+                 : read.status == RedisStatus::kOk
+                     ? read_bucket_counts(*read.reply, plan.fields - 1)
+                     : std::nullopt;
         if (counts) {
           counts->push_back(
-              static_cast<std::uint64_t>(std::max<std::int64_t>(push.reply.integer, 0)));
+              static_cast<std::uint64_t>(std::max<std::int64_t>(push.reply->integer, 0)));
         }
       }
+      malformed = read.status == RedisStatus::kOk && !counts;
       if (counts) {
-        std::vector<std::int64_t> left;
-        fleet = ledger_.absorb_part(key.item.key, group.shape, plan,
-                                    std::span<const std::uint64_t>(counts->data(), counts->size()),
-                                    group.live_from, group.settled_before, left);
-        for (const std::int64_t start : left) {
-          dead.push_back(std::to_string(start));
-        }
+        answer.part = std::span<const std::uint64_t>(counts->data(), counts->size());
       }
     }
-    if (read.status == RedisStatus::kOk && !fleet) {
+    std::vector<std::int64_t> left;
+    const HybridKeyLedger::Settled settled =
+        ledger_.settle(key.item.key, group.shape, answer, left);
+    if (malformed) {
       log_->warn("redis sync read error: {}",
-                 read.reply.is_error() ? read.reply.text : "unexpected reply");
+                 read.reply->is_error() ? read.reply->text : "unexpected reply");
     }
-    if (!fleet) {
-      worse(read);
+    if (!settled.fleet) {
+      worse(read.status);
       slot.journal.complete(key.item, std::nullopt);
       continue;
     }
-    slot.journal.complete(key.item, others_of(*fleet, ledger_.live(key.item.key, group.live_from)));
+    slot.journal.complete(key.item, others_of(*settled.fleet, settled.own));
+    std::vector<std::string> dead;
+    if (whole) {
+      dead = std::move(whole->dead);
+    }
+    for (const std::int64_t start : left) {
+      dead.push_back(std::to_string(start));
+    }
     if (!dead.empty()) {
       // Buckets that left the window: gone from the hash, so a key pushed for a long time keeps
       // one window of fields. Whichever replica sees them first deletes them.
@@ -429,7 +477,7 @@ void RedisStore::finish_group(Slot& slot, const std::shared_ptr<Exchange>& excha
     }
   }
   if (deleted > 0) {
-    slot.router->execute_group(group.keys.front().redis_key, deletions, deleted,
+    slot.router->execute_group(group.keys.front().redis_key, std::move(deletions), deleted,
                                [](RedisStatus, const std::vector<RedisReply>&) {});
   }
   if (observer_.operation) {

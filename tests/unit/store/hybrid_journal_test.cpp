@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <vector>
 
 namespace sluice::store {
 namespace {
@@ -28,6 +30,17 @@ std::uint32_t delta_of_next_batch(HybridJournal& journal) {
   return batch.empty() ? 0xFFFFFFFFU : batch[0].delta;
 }
 
+/// Takes the next batch and checks it holds `expected` (key and delta), in order.
+std::vector<SyncItem> expect_batch(HybridJournal& journal, const std::vector<SyncItem>& expected) {
+  auto batch = journal.take_batch(10);
+  EXPECT_EQ(batch.size(), expected.size());
+  for (std::size_t i = 0; i < std::min(batch.size(), expected.size()); ++i) {
+    EXPECT_EQ(batch[i].key, expected[i].key) << i;
+    EXPECT_EQ(batch[i].delta, expected[i].delta) << i;
+  }
+  return batch;
+}
+
 TEST(HybridJournalTest, AdmittedRequestsArePushedOncePerKeyInFirstSeenOrder) {
   HybridJournal journal;
   journal.note(kBob, 1, at(0));
@@ -35,14 +48,7 @@ TEST(HybridJournalTest, AdmittedRequestsArePushedOncePerKeyInFirstSeenOrder) {
   journal.note(kBob, 1, at(2));
   journal.note(kAliceOther, 0, at(3));  // a denial: queued for a fresh count, nothing to push
   EXPECT_EQ(journal.queued(), 3U);
-  const auto batch = journal.take_batch(10);
-  ASSERT_EQ(batch.size(), 3U);
-  EXPECT_EQ(batch[0].key, kBob);
-  EXPECT_EQ(batch[0].delta, 2U);
-  EXPECT_EQ(batch[1].key, kAlice);
-  EXPECT_EQ(batch[1].delta, 1U);
-  EXPECT_EQ(batch[2].key, kAliceOther);
-  EXPECT_EQ(batch[2].delta, 0U);
+  const auto batch = expect_batch(journal, {{kBob, 2}, {kAlice, 1}, {kAliceOther, 0}});
   EXPECT_EQ(journal.queued(), 0U);
   EXPECT_EQ(journal.unpushed(), 3U);  // in flight until Redis answers
   for (const auto& item : batch) {
@@ -51,6 +57,24 @@ TEST(HybridJournalTest, AdmittedRequestsArePushedOncePerKeyInFirstSeenOrder) {
   EXPECT_EQ(journal.unpushed(), 0U);
   EXPECT_EQ(journal.others(kBob), 5U);
   EXPECT_EQ(journal.others(JournalKey{7, 7}), 0U);  // never seen: nothing known
+}
+
+TEST(HybridJournalTest, ADecisionReadsTheOthersAndAddsWhatItAdmittedWithOneLookUp) {
+  HybridJournal journal;
+  HybridJournal::Decision first = journal.decide(kAlice, at(0));
+  EXPECT_EQ(first.others(), 0U);  // never synced
+  first.admit(1);
+  const auto batch = journal.take_batch(10);
+  ASSERT_EQ(batch.size(), 1U);
+  journal.complete(batch[0], 7);
+  HybridJournal::Decision next = journal.decide(kAlice, at(10));
+  EXPECT_EQ(next.others(), 7U);  // what the sync returned
+  next.admit(2);
+  HybridJournal::Decision denied = journal.decide(kBob, at(11));
+  denied.admit(0);  // queued all the same, for a fresh count
+  EXPECT_EQ(journal.queued(), 2U);
+  EXPECT_EQ(journal.unpushed(), 2U);
+  (void)expect_batch(journal, {{kAlice, 2}, {kBob, 0}});
 }
 
 TEST(HybridJournalTest, ACappedBatchLeavesTheRestFirstInLineForTheNext) {

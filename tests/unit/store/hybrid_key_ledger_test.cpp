@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <span>
 #include <vector>
 
 namespace sluice::store {
@@ -137,6 +139,84 @@ TEST(HybridKeyLedgerTest, TheWholeHashIsReadAgainAfterAGapARetuneOrTooManyBucket
   EXPECT_TRUE(ledger.plan_read(kCarol, shape, 40'000, 64).whole);  // the known part left
   EXPECT_TRUE(ledger.plan_read(kCarol, HybridShape{500, 20}, 20'000, 8).whole);  // re-tuned
   EXPECT_TRUE(ledger.plan_read(kDave, shape, 20'000, 8).whole);                  // never read
+}
+
+TEST(HybridKeyLedgerTest, PlanningAndSettlingAnExchangeAgreeWithTheSingleLookUps) {
+  // One ledger goes through plan_exchange and settle, the other through the look-ups they
+  // merge: every plan, count and dead bucket must match, exchange after exchange.
+  HybridKeyLedger merged;
+  HybridKeyLedger single;
+  const HybridShape shape{1000, 10};
+  struct Step {
+    std::int64_t now;
+    std::uint32_t pushed;      // requests acknowledged (0: no push)
+    bool ttl_acknowledged;     // the PEXPIRE, when one was sent
+    bool read_ok;              // the read came back
+    std::uint64_t per_bucket;  // what each read bucket holds
+  };
+  const std::vector<Step> steps{
+      {20'100, 2, true, true, 3},  {20'600, 1, true, true, 1},  {21'200, 0, true, true, 2},
+      {22'300, 4, false, true, 1}, {23'400, 1, true, false, 0}, {24'500, 3, true, true, 5},
+      {31'000, 1, true, true, 1},  {33'000, 2, true, true, 2},  {35'000, 1, true, true, 0},
+  };
+  std::size_t dead_seen = 0;
+  std::size_t parts = 0;
+  for (const Step& step : steps) {
+    SCOPED_TRACE(step.now);
+    const std::int64_t bucket = shape.bucket_start(step.now);
+    const std::int64_t live_from = shape.live_from(step.now);
+    const std::int64_t settled_before = shape.bucket_start(step.now - 100);
+    const bool pushing = step.pushed > 0;
+    const auto plan = merged.plan_exchange(kCarol, shape, bucket, step.now, pushing, 8);
+    const bool expiry = pushing && single.needs_expiry(kCarol, step.now, shape.window_ms());
+    const auto read = single.plan_read(kCarol, shape, bucket, 8);
+    EXPECT_EQ(plan.set_expiry, expiry);
+    EXPECT_EQ(plan.read.whole, read.whole);
+    EXPECT_EQ(plan.read.from, read.from);
+    EXPECT_EQ(plan.read.fields, read.fields);
+
+    HybridKeyLedger::Answer answer;
+    answer.bucket = bucket;
+    answer.pushed = step.pushed;
+    answer.live_from = live_from;
+    answer.settled_before = settled_before;
+    answer.plan = plan.read;
+    if (expiry && step.ttl_acknowledged) {
+      answer.expiry_set_at = step.now;
+      single.expiry_set(kCarol, step.now);
+    }
+    single.add(kCarol, bucket, step.pushed, live_from);
+    std::vector<FleetBucket> whole;
+    std::vector<std::uint64_t> counts;
+    std::vector<std::int64_t> dead_merged;
+    std::vector<std::int64_t> dead_single;
+    std::optional<std::uint64_t> fleet;
+    if (step.read_ok && read.whole) {
+      for (std::int64_t b = live_from; b <= bucket; b += shape.width_ms) {
+        whole.push_back({b, step.per_bucket});
+      }
+      answer.whole = &whole;
+      fleet = single.absorb_whole(kCarol, shape, whole, settled_before);
+    } else if (step.read_ok) {
+      counts.assign(read.fields, step.per_bucket);
+      answer.part = std::span<const std::uint64_t>(counts);
+      fleet =
+          single.absorb_part(kCarol, shape, read, counts, live_from, settled_before, dead_single);
+    }
+    const HybridKeyLedger::Settled settled = merged.settle(kCarol, shape, answer, dead_merged);
+    EXPECT_EQ(settled.fleet, fleet);
+    EXPECT_EQ(settled.own, single.live(kCarol, live_from));
+    EXPECT_EQ(dead_merged, dead_single);
+    dead_seen += dead_merged.size();
+    parts += !plan.read.whole && step.read_ok ? 1 : 0;
+  }
+  EXPECT_GT(dead_seen, 0U);  // the run reached the deletion of dead buckets
+  EXPECT_GT(parts, 3U);      // and read by name most of the time
+  // An answer with nothing acknowledged and nothing read notes nothing.
+  std::vector<std::int64_t> dead;
+  const auto nothing = merged.settle(kDave, shape, HybridKeyLedger::Answer{}, dead);
+  EXPECT_FALSE(nothing.fleet.has_value());
+  EXPECT_EQ(merged.size(), 1U);
 }
 
 }  // namespace
