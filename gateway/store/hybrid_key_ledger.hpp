@@ -24,8 +24,8 @@ namespace sluice::store {
 ///   command timeouts past) never changes, so the next exchange reads only the buckets after
 ///   them, not the whole hash.
 /// Shared by the replica's threads (any of them may push or read a key; all of them decide on
-/// the one local store), so it is sharded under mutexes; it is touched once per key per
-/// exchange, never per request.
+/// the one local store), so it is sharded under mutexes; it is looked up twice per key per
+/// exchange (plan_exchange, settle), never per request.
 class HybridKeyLedger {
  public:
   /// `count` requests of `key` went into the bucket starting at `bucket_start` (Redis acknowledged
