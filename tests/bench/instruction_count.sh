@@ -23,6 +23,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 readonly ROOT
 readonly CONNS=${CONNS:-64} STREAMS=${STREAMS:-10} SMALL=${SMALL:-10000} LARGE=${LARGE:-30000}
 readonly WARMUP=${WARMUP:-5000} OUT_DIR=${OUT_DIR:-$ROOT/build/bench/instructions}
+# shellcheck source=tests/bench/callgrind_server.sh
+source "$ROOT/tests/bench/callgrind_server.sh"
 
 die() {
   echo "instruction_count: $*" >&2
@@ -40,22 +42,14 @@ mkdir -p "$OUT_DIR"
 
 load_opts=(-c "$CONNS" -t 1)
 if [[ -n ${H1:-} ]]; then load_opts+=(--h1); else load_opts+=(-m "$STREAMS"); fi
-cache_opts=()
-[[ -z ${CACHE:-} ]] || cache_opts=(--cache-sim=yes)
+CALLGRIND_OPTS=()
+[[ -z ${CACHE:-} ]] || CALLGRIND_OPTS=(--cache-sim=yes)
 
 # profile REQUESTS: the totals line of a profile taken after REQUESTS measured requests.
 profile() {
   local requests=$1 out=$OUT_DIR/callgrind.$1
   rm -f "$out" "$out".*
-  taskset -c 0 valgrind --tool=callgrind "${cache_opts[@]}" --callgrind-out-file="$out" \
-    "${SERVER[@]}" >"$OUT_DIR/server.$requests.log" 2>&1 &
-  SERVER_PID=$!
-  local deadline=$((SECONDS + 120))
-  until curl -sk -o /dev/null "$URL"; do
-    kill -0 "$SERVER_PID" 2>/dev/null || die "the server exited: $OUT_DIR/server.$requests.log"
-    ((SECONDS < deadline)) || die "the server did not answer $URL within 120 s"
-    sleep 1
-  done
+  start_server "$out" "$OUT_DIR/server.$requests.log" "$URL" -- "${SERVER[@]}"
   taskset -c 1 h2load "${load_opts[@]}" -n "$WARMUP" "$URL" >/dev/null 2>&1
   taskset -c 1 h2load "${load_opts[@]}" -n "$requests" "$URL" >"$OUT_DIR/h2load.$requests.txt" 2>&1
   grep -q "succeeded, 0 failed, 0 errored" "$OUT_DIR/h2load.$requests.txt" ||
@@ -63,17 +57,6 @@ profile() {
   callgrind_control -d "$SERVER_PID" >/dev/null 2>&1
   stop_server
   callgrind_annotate --auto=no "$out.1" | grep "PROGRAM TOTALS"
-}
-
-SERVER_PID=
-# stop_server: TERM, then KILL two seconds later (the profile was dumped before).
-stop_server() {
-  [[ -n $SERVER_PID ]] || return 0
-  kill -TERM "$SERVER_PID" 2>/dev/null || true
-  sleep 2
-  kill -KILL "$SERVER_PID" 2>/dev/null || true
-  wait "$SERVER_PID" 2>/dev/null || true
-  SERVER_PID=
 }
 
 SERVER=("$@")

@@ -27,16 +27,8 @@ readonly ROOT
 readonly KEYS=${KEYS:-800} DURATION=${DURATION:-15} WARMUP=${WARMUP:-5} CONNS=${CONNS:-64}
 readonly OUT_DIR=${OUT_DIR:-$ROOT/build/bench/keyed-instructions}
 
-SERVER_PID=
-# stop_server: TERM, then KILL two seconds later (the profile was dumped before).
-stop_server() {
-  [[ -n $SERVER_PID ]] || return 0
-  kill -TERM "$SERVER_PID" 2>/dev/null || true
-  sleep 2
-  kill -KILL "$SERVER_PID" 2>/dev/null || true
-  wait "$SERVER_PID" 2>/dev/null || true
-  SERVER_PID=
-}
+# shellcheck source=tests/bench/callgrind_server.sh
+source "$ROOT/tests/bench/callgrind_server.sh"
 
 die() {
   echo "keyed_instruction_count: $*" >&2
@@ -54,17 +46,9 @@ mkdir -p "$OUT_DIR"
 readonly PROFILE=$OUT_DIR/callgrind.out
 rm -f "$PROFILE" "$PROFILE".*
 
-cache_opts=()
-[[ -z ${CACHE:-} ]] || cache_opts=(--cache-sim=yes)
-taskset -c 0 valgrind --tool=callgrind "${cache_opts[@]}" --callgrind-out-file="$PROFILE" \
-  "$@" >"$OUT_DIR/server.log" 2>&1 &
-SERVER_PID=$!
-deadline=$((SECONDS + 120))
-until curl -s -o /dev/null -H 'X-API-Key: warm-up' "$URL"; do
-  kill -0 "$SERVER_PID" 2>/dev/null || die "the server exited: $OUT_DIR/server.log"
-  ((SECONDS < deadline)) || die "the server did not answer $URL within 120 s"
-  sleep 1
-done
+CALLGRIND_OPTS=()
+[[ -z ${CACHE:-} ]] || CALLGRIND_OPTS=(--cache-sim=yes)
+start_server "$PROFILE" "$OUT_DIR/server.log" "$URL" -H 'X-API-Key: warm-up' -- "$@"
 load() {
   taskset -c 1 wrk -t1 -c"$CONNS" -d"$1"s -s "$ROOT/tests/bench/peers/keys.lua" "$URL" -- "$KEYS"
 }
