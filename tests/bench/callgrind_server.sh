@@ -1,9 +1,26 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Sourced by instruction_count.sh and keyed_instruction_count.sh: a server run under callgrind
-# on cpu 0, waited for and stopped. The sourcing script defines die().
+# on cpu 0, waited for and stopped.
 
 SERVER_PID=
+
+# die MESSAGE: says what went wrong (as the sourcing script), stops the server, exits 1.
+die() {
+  echo "$(basename "$0" .sh): $*" >&2
+  stop_server
+  exit 1
+}
+
+# require_tools HINT TOOL...: dies naming the first TOOL missing from PATH, with HINT (how to
+# install it).
+require_tools() {
+  local hint=$1 tool
+  shift
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || die "$tool not found ($hint)"
+  done
+}
 
 # start_server PROFILE LOG URL [CURL_ARGS...] -- COMMAND [ARGS...]: starts COMMAND under
 # callgrind (CALLGRIND_OPTS, an array, adds options), its output to LOG, and waits up to 120 s

@@ -26,18 +26,11 @@ readonly WARMUP=${WARMUP:-5000} OUT_DIR=${OUT_DIR:-$ROOT/build/bench/instruction
 # shellcheck source=tests/bench/callgrind_server.sh
 source "$ROOT/tests/bench/callgrind_server.sh"
 
-die() {
-  echo "instruction_count: $*" >&2
-  stop_server
-  exit 1
-}
-
 [[ $# -ge 3 && $2 == -- ]] || die "usage: $0 URL -- SERVER_COMMAND [ARGS...]"
 readonly URL=$1
 shift 2
-for tool in valgrind callgrind_control callgrind_annotate h2load curl taskset; do
-  command -v "$tool" >/dev/null || die "$tool not found (apt-get install valgrind nghttp2-client curl)"
-done
+require_tools "apt-get install valgrind nghttp2-client curl" \
+  valgrind callgrind_control callgrind_annotate h2load curl taskset
 mkdir -p "$OUT_DIR"
 
 load_opts=(-c "$CONNS" -t 1)

@@ -30,18 +30,10 @@ readonly OUT_DIR=${OUT_DIR:-$ROOT/build/bench/keyed-instructions}
 # shellcheck source=tests/bench/callgrind_server.sh
 source "$ROOT/tests/bench/callgrind_server.sh"
 
-die() {
-  echo "keyed_instruction_count: $*" >&2
-  stop_server
-  exit 1
-}
-
 [[ $# -ge 3 && $2 == -- ]] || die "usage: $0 URL -- SERVER_COMMAND [ARGS...]"
 readonly URL=$1
 shift 2
-for tool in valgrind callgrind_control wrk curl taskset; do
-  command -v "$tool" >/dev/null || die "$tool not found (apt-get install valgrind wrk curl)"
-done
+require_tools "apt-get install valgrind wrk curl" valgrind callgrind_control wrk curl taskset
 mkdir -p "$OUT_DIR"
 readonly PROFILE=$OUT_DIR/callgrind.out
 rm -f "$PROFILE" "$PROFILE".*
