@@ -155,6 +155,16 @@ class DevTools:
             raise RuntimeError(f"DevTools {method}: {reply['error']}")
         return reply.get("result", {})
 
+    async def event(self, method, session, timeout=WAIT_S):
+        """The first event `method` received for `session`, taken out of the kept events."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for i, message in enumerate(self.events):
+                if message.get("method") == method and message.get("sessionId") == session:
+                    return self.events.pop(i)["params"]
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"timed out after {timeout:.0f} s waiting for the event {method}")
+
     async def close(self):
         self.reader.cancel()
         await self.ws.close()
@@ -337,7 +347,13 @@ class DashboardTest(unittest.IsolatedAsyncioTestCase):
             await page.call(f"{domain}.enable")
         await page.call("Emulation.setDeviceMetricsOverride",
                         {"width": 1400, "height": 1800, "deviceScaleFactor": 1, "mobile": False})
+        # The first poll's fleet read is held in the browser until the token is in, as a slow
+        # answer would be: its 401 answers a request sent without the token and must not read
+        # as the token refused (the page once showed the form again, and stopped polling).
+        await page.call("Fetch.enable", {"patterns": [{"urlPattern": "*/admin/fleet*",
+                                                       "requestStage": "Request"}]})
         await page.call("Page.navigate", {"url": self.admin_base + "/admin/ui"})
+        held = await page.devtools.event("Fetch.requestPaused", page.session)
 
         # The API answers 401: the page asks for the token; it goes into the form.
         await page.wait_for(f"{VISIBLE}('token-form')", "the token form")
@@ -346,6 +362,12 @@ class DashboardTest(unittest.IsolatedAsyncioTestCase):
         await page.call("Input.insertText", {"text": self.token})
         await page.evaluate("document.getElementById('token-submit').click()")
         await page.wait_for(f"!{VISIBLE}('token-form')", "the form to close")
+        self.assertNotIn("Authorization", held["request"]["headers"])
+        await page.call("Fetch.continueRequest", {"requestId": held["requestId"]})
+        await page.call("Fetch.disable")  # lets go of any later read it caught
+        await page.wait_for("document.querySelector('section[data-panel=\"fleet\"]')"
+                            ".dataset.state === 'ok'", "the fleet after the held read's 401")
+        await page.wait_for(f"!{VISIBLE}('token-form')", "the form to stay closed")
         await self.check_panels(page)
 
         # The token stays for the tab's session (a reload needs no form), in sessionStorage only.

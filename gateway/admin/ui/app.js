@@ -531,7 +531,7 @@
     $('token-form').hidden = true;
     $('forget-token').hidden = !token;
     restartEvents();
-    tick();
+    tick(true);
   }
 
   function setStatus(kind, text) {
@@ -543,12 +543,18 @@
   // --- Polling. ------------------------------------------------------------------------------
 
   let ticking = false;
+  let tickAgain = false;
 
-  async function tick() {
+  /// One poll of every panel. The timer's ticks skip while one is out; `queue` (a new token)
+  /// runs one more as soon as the one out ends, so it polls with the new token.
+  async function tick(queue = false) {
     if (ticking) {
+      tickAgain = tickAgain || queue;
       return;
     }
     ticking = true;
+    tickAgain = false;
+    const token = state.token;  // what this tick's requests carry
     try {
       const results = await Promise.allSettled([
         guarded('routes', refreshRoutes),
@@ -558,7 +564,11 @@
       ]);
       const errors = results.filter((r) => r.status === 'rejected').map((r) => r.reason);
       if (errors.some((e) => e instanceof Unauthorized)) {
-        askForToken(Boolean(state.token));
+        // A 401 to requests sent before the token was typed says nothing about that token:
+        // the tick queued by useToken() asks again with it.
+        if (state.token === token) {
+          askForToken(Boolean(token));
+        }
       } else if (errors.length === results.length) {
         setStatus('error', describe(errors[0]));
       } else {
@@ -569,6 +579,9 @@
       ticking = false;
       state.renders += 1;
       document.body.dataset.renders = String(state.renders);
+      if (tickAgain && !state.needsToken) {
+        tick();
+      }
     }
   }
 
