@@ -5,27 +5,96 @@
 
 namespace sluice::store {
 
-void HybridKeyLedger::add_to(Entry& entry, std::int64_t bucket_start, std::uint32_t count,
-                             std::int64_t live_from) {
-  std::vector<Push>& pushes = entry.pushes;
-  std::erase_if(pushes, [&](const Push& p) { return p.bucket_start < live_from; });
-  const auto it = std::find_if(pushes.begin(), pushes.end(),
-                               [&](const Push& p) { return p.bucket_start == bucket_start; });
-  if (it != pushes.end()) {
+void HybridKeyLedger::Counts::add(std::int64_t start, std::uint32_t count) {
+  total_ += count;
+  if (buckets_.empty() || buckets_.back().start < start) {
+    buckets_.push_back({start, count});
+    return;
+  }
+  const auto it = std::lower_bound(buckets_.begin(), buckets_.end(), start,
+                                   [](const Bucket& b, std::int64_t s) { return b.start < s; });
+  if (it->start == start) {
     it->count += count;
   } else {
-    pushes.push_back({bucket_start, count});
+    buckets_.insert(it, {start, count});
   }
 }
 
-std::uint64_t HybridKeyLedger::live_in(const Entry& entry, std::int64_t live_from) {
+void HybridKeyLedger::Counts::insert(std::int64_t start, std::uint32_t count) {
+  if (buckets_.empty() || buckets_.back().start < start) {
+    buckets_.push_back({start, count});
+    total_ += count;
+    return;
+  }
+  const auto it = std::lower_bound(buckets_.begin(), buckets_.end(), start,
+                                   [](const Bucket& b, std::int64_t s) { return b.start < s; });
+  if (it->start != start) {
+    buckets_.insert(it, {start, count});
+    total_ += count;
+  }
+}
+
+std::uint64_t HybridKeyLedger::Counts::sum_before(std::int64_t until) const {
   std::uint64_t sum = 0;
-  for (const Push& p : entry.pushes) {
-    if (p.bucket_start >= live_from) {
-      sum += p.count;
-    }
+  for (auto it = buckets_.begin(); it != buckets_.end() && it->start < until; ++it) {
+    sum += it->count;
   }
   return sum;
+}
+
+std::uint64_t HybridKeyLedger::Counts::sum_since(std::int64_t from) const {
+  std::uint64_t sum = 0;
+  for (auto it = buckets_.rbegin(); it != buckets_.rend() && it->start >= from; ++it) {
+    sum += it->count;
+  }
+  return sum;
+}
+
+std::uint64_t HybridKeyLedger::Counts::sum_between(std::int64_t from, std::int64_t until) const {
+  // What is neither before nor since: both walks are short, the front's over buckets about to
+  // leave, the back's over the ones newer than `until`.
+  return until <= from ? 0 : total_ - sum_before(from) - sum_since(until);
+}
+
+std::uint64_t HybridKeyLedger::Counts::sum_from(std::int64_t from) const {
+  return total_ - sum_before(from);
+}
+
+std::size_t HybridKeyLedger::Counts::count_before(std::int64_t until) const {
+  std::size_t n = 0;
+  while (n < buckets_.size() && buckets_[n].start < until) {
+    ++n;
+  }
+  return n;
+}
+
+void HybridKeyLedger::Counts::drop_before(std::int64_t until, std::vector<std::int64_t>* dropped) {
+  const std::size_t n = count_before(until);
+  if (n == 0) {
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    total_ -= buckets_[i].count;
+    if (dropped != nullptr) {
+      dropped->push_back(buckets_[i].start);
+    }
+  }
+  buckets_.erase(buckets_.begin(), buckets_.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+void HybridKeyLedger::Counts::clear() noexcept {
+  buckets_.clear();
+  total_ = 0;
+}
+
+void HybridKeyLedger::add_to(Entry& entry, std::int64_t bucket_start, std::uint32_t count,
+                             std::int64_t live_from) {
+  entry.pushes.drop_before(live_from);
+  entry.pushes.add(bucket_start, count);
+}
+
+std::uint64_t HybridKeyLedger::live_in(const Entry& entry, std::int64_t live_from) {
+  return entry.pushes.sum_from(live_from);
 }
 
 HybridKeyLedger::ReadPlan HybridKeyLedger::plan_for(const Entry& entry, const HybridShape& shape,
@@ -50,7 +119,7 @@ std::uint64_t HybridKeyLedger::absorb_whole_into(Entry& entry, const HybridShape
   for (const FleetBucket& b : live) {
     total += b.count;
     if (b.start < settled_before) {
-      entry.settled.push_back({b.start, static_cast<std::uint32_t>(b.count)});
+      entry.settled.insert(b.start, static_cast<std::uint32_t>(b.count));  // (any order)
     }
   }
   entry.settled_until = settled_before;
@@ -65,26 +134,12 @@ std::uint64_t HybridKeyLedger::absorb_part_into(Entry& entry, const HybridShape&
                                                 std::vector<std::int64_t>& dead) {
   const std::int64_t width = std::max<std::int64_t>(shape.width_ms, 1);
   // Buckets that left the window are fields to delete, kDeadPerDelete of them at a time: one
-  // HDEL per bucket would be a command per bucket width for every busy key.
-  // One pass over what is known: the buckets gone, and the live ones before the read part.
-  std::size_t gone = 0;
-  std::uint64_t total = 0;
-  for (const Push& p : entry.settled) {
-    if (p.bucket_start < live_from) {
-      ++gone;
-    } else if (p.bucket_start < plan.from) {
-      // (Another thread may have settled more meanwhile: those after `plan.from` are read.)
-      total += p.count;
-    }
-  }
-  if (gone >= kDeadPerDelete) {
-    std::erase_if(entry.settled, [&](const Push& p) {
-      if (p.bucket_start < live_from) {
-        dead.push_back(p.bucket_start);
-        return true;
-      }
-      return false;
-    });
+  // HDEL per bucket would be a command per bucket width for every busy key. The known live
+  // buckets before the read part count (another thread may have settled more meanwhile: those
+  // from `plan.from` on are read).
+  std::uint64_t total = entry.settled.sum_between(live_from, plan.from);
+  if (entry.settled.count_before(live_from) >= kDeadPerDelete) {
+    entry.settled.drop_before(live_from, &dead);
   }
   for (std::size_t i = 0; i < counts.size(); ++i) {
     const std::int64_t start = plan.from + static_cast<std::int64_t>(i) * width;
@@ -92,10 +147,8 @@ std::uint64_t HybridKeyLedger::absorb_part_into(Entry& entry, const HybridShape&
       continue;
     }
     total += counts[i];
-    if (start < settled_before && counts[i] > 0 &&
-        std::none_of(entry.settled.begin(), entry.settled.end(),
-                     [&](const Push& p) { return p.bucket_start == start; })) {
-      entry.settled.push_back({start, static_cast<std::uint32_t>(counts[i])});
+    if (start < settled_before && counts[i] > 0) {
+      entry.settled.insert(start, static_cast<std::uint32_t>(counts[i]));
     }
   }
   if (entry.settled_width == width && entry.settled_until == plan.from) {
@@ -210,15 +263,12 @@ std::size_t HybridKeyLedger::forget(std::size_t shard_index, std::int64_t older_
   const std::lock_guard lock(shard.mutex);
   return boost::unordered::erase_if(shard.keys, [&](auto& kv) {
     Entry& entry = kv.second;
-    std::erase_if(entry.pushes, [&](const Push& p) { return p.bucket_start < older_than; });
+    entry.pushes.drop_before(older_than);
     // Settled buckets are not trimmed here: the ones that left the window are fields that the
     // key's next exchange deletes (absorb_part). A key forgotten whole is read whole when it
     // comes back (HGETALL), which finds its dead fields again; an idle one's hash expires.
-    const bool settled_old =
-        std::all_of(entry.settled.begin(), entry.settled.end(),
-                    [&](const Push& p) { return p.bucket_start < older_than; });
-    return entry.pushes.empty() && settled_old && entry.expiry_set < older_than &&
-           entry.settled_until < older_than;
+    return entry.pushes.empty() && entry.settled.all_before(older_than) &&
+           entry.expiry_set < older_than && entry.settled_until < older_than;
   });
 }
 

@@ -109,9 +109,43 @@ class HybridKeyLedger {
   [[nodiscard]] std::size_t size();
 
  private:
-  struct Push {
-    std::int64_t bucket_start = 0;
-    std::uint32_t count = 0;
+  /// Buckets with a count, ascending by start, and their total: a key's pushes or its settled
+  /// buckets. Old buckets leave at the front and new ones come at the back, so an exchange
+  /// walks the few buckets at either end, not the window's (docs/benchmarks.md, 2026-12-02).
+  class Counts {
+   public:
+    [[nodiscard]] bool empty() const noexcept { return buckets_.empty(); }
+    [[nodiscard]] std::size_t size() const noexcept { return buckets_.size(); }
+    /// Adds `count` to the bucket starting at `start`.
+    void add(std::int64_t start, std::uint32_t count);
+    /// Notes the bucket starting at `start` with `count` unless it is known already.
+    void insert(std::int64_t start, std::uint32_t count);
+    /// The counts of the buckets starting in [from, until).
+    [[nodiscard]] std::uint64_t sum_between(std::int64_t from, std::int64_t until) const;
+    /// The counts of the buckets starting at or after `from`.
+    [[nodiscard]] std::uint64_t sum_from(std::int64_t from) const;
+    /// How many buckets start before `until`.
+    [[nodiscard]] std::size_t count_before(std::int64_t until) const;
+    /// Whether every bucket starts before `until`.
+    [[nodiscard]] bool all_before(std::int64_t until) const noexcept {
+      return buckets_.empty() || buckets_.back().start < until;
+    }
+    /// Drops the buckets starting before `until`, their starts appended to `dropped` if given.
+    void drop_before(std::int64_t until, std::vector<std::int64_t>* dropped = nullptr);
+    void clear() noexcept;
+
+   private:
+    struct Bucket {
+      std::int64_t start = 0;
+      std::uint32_t count = 0;
+    };
+    /// The counts of the first buckets, those starting before `until`.
+    [[nodiscard]] std::uint64_t sum_before(std::int64_t until) const;
+    /// The counts of the last buckets, those starting at or after `from`.
+    [[nodiscard]] std::uint64_t sum_since(std::int64_t from) const;
+
+    std::vector<Bucket> buckets_;
+    std::uint64_t total_ = 0;
   };
   struct KeyHash {
     std::size_t operator()(const JournalKey& k) const noexcept {
@@ -119,9 +153,9 @@ class HybridKeyLedger {
     }
   };
   struct Entry {
-    std::vector<Push> pushes;
+    Counts pushes;
     std::int64_t expiry_set = std::numeric_limits<std::int64_t>::min();  ///< when, Redis' clock
-    std::vector<Push> settled;       ///< the fleet's settled buckets with a count
+    Counts settled;                  ///< the fleet's settled buckets with a count
     std::int64_t settled_until = 0;  ///< buckets starting before it are all in `settled`
     std::int64_t settled_width = 0;  ///< their width (0: nothing known)
   };

@@ -312,8 +312,10 @@ void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchang
   // HMGET; where each key's replies are among the group's.
   std::vector<ReplyIndex>& at = state->at;
   std::string commands;
-  // About two commands of the key's length and a few numbers per key: grown once or twice.
-  commands.reserve(state->keys.size() * 2 * (state->keys.front().redis_key.size() + 48));
+  // Per key, HINCRBY and a read name the key twice with a few numbers and bucket names (about
+  // 2 x (key + 50) bytes); a part read of several buckets and a PEXPIRE add up to 200 more.
+  // Sized once for most groups: each growth copies all written so far.
+  commands.reserve(state->keys.size() * (2 * state->keys.front().redis_key.size() + 300));
   std::size_t count = 0;
   for (std::size_t i = 0; i < state->keys.size(); ++i) {
     const SyncKey& key = state->keys[i];

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <vector>
@@ -139,6 +141,102 @@ TEST(HybridKeyLedgerTest, TheWholeHashIsReadAgainAfterAGapARetuneOrTooManyBucket
   EXPECT_TRUE(ledger.plan_read(kCarol, shape, 40'000, 64).whole);  // the known part left
   EXPECT_TRUE(ledger.plan_read(kCarol, HybridShape{500, 20}, 20'000, 8).whole);  // re-tuned
   EXPECT_TRUE(ledger.plan_read(kDave, shape, 20'000, 8).whole);                  // never read
+}
+
+TEST(HybridKeyLedgerTest, OwnAndSettledCountsMatchASimpleTallyWhateverTheOrder) {
+  // The ledger keeps a key's buckets sorted with running totals; a plain map of bucket to
+  // count, summed anew every time, is the reference. Pushes come out of order (two threads'
+  // exchanges settle in any order), a whole read lists its buckets in the hash's order, and
+  // part reads, forgetting and dead buckets trim both ends.
+  HybridKeyLedger ledger;
+  const HybridShape shape{1000, 10};
+  std::map<std::int64_t, std::uint64_t> own;      // bucket start -> this replica's pushes
+  std::map<std::int64_t, std::uint64_t> settled;  // bucket start -> the fleet's settled count
+  const auto sum_from = [](const std::map<std::int64_t, std::uint64_t>& m, std::int64_t from) {
+    std::uint64_t sum = 0;
+    for (auto it = m.lower_bound(from); it != m.end(); ++it) {
+      sum += it->second;
+    }
+    return sum;
+  };
+  std::uint32_t seed = 12345;
+  const auto next = [&seed](std::uint32_t bound) {
+    seed = seed * 1103515245U + 12345U;
+    return (seed >> 16U) % bound;
+  };
+  // A whole read at 20'000: buckets listed newest first, as a hash may.
+  std::vector<FleetBucket> whole;
+  for (std::int64_t start = 20'000; start >= 11'000; start -= 1000) {
+    whole.push_back({start, static_cast<std::uint64_t>(start / 1000)});
+  }
+  const std::uint64_t fleet = ledger.absorb_whole(kCarol, shape, whole, 18'000);
+  EXPECT_EQ(fleet, 155U);  // 11 + 12 + ... + 20
+  for (std::int64_t start = 11'000; start < 18'000; start += 1000) {
+    settled[start] = static_cast<std::uint64_t>(start / 1000);
+  }
+  std::size_t dead_seen = 0;
+  for (std::int64_t now = 20'000; now < 60'000; now += 1000) {
+    const std::int64_t live_from = shape.live_from(now);
+    // A few pushes into this bucket and the two before it, in any order.
+    for (int i = 0; i < 3; ++i) {
+      const std::int64_t bucket = now - static_cast<std::int64_t>(next(3)) * 1000;
+      const std::uint32_t count = 1 + next(5);
+      ledger.add(kCarol, bucket, count, live_from);
+      for (auto it = own.begin(); it != own.end() && it->first < live_from;) {
+        it = own.erase(it);
+      }
+      own[bucket] += count;
+      ASSERT_EQ(ledger.live(kCarol, live_from), sum_from(own, live_from)) << "at " << now;
+      ASSERT_EQ(ledger.live(kCarol, now), sum_from(own, now)) << "at " << now;
+    }
+    // A part read of what is not settled yet, as planned.
+    const HybridKeyLedger::ReadPlan plan = ledger.plan_read(kCarol, shape, now, 8);
+    ASSERT_FALSE(plan.whole) << "at " << now;
+    std::vector<std::uint64_t> counts;
+    std::uint64_t expected = 0;
+    for (std::size_t f = 0; f < plan.fields; ++f) {
+      const std::int64_t start = plan.from + static_cast<std::int64_t>(f) * 1000;
+      counts.push_back(next(4));  // some buckets are empty
+      if (start >= live_from) {
+        expected += counts.back();
+        if (start < now - 2000 && counts.back() > 0) {
+          settled.emplace(start, counts.back());
+        }
+      }
+    }
+    for (auto it = settled.lower_bound(live_from); it != settled.end() && it->first < plan.from;
+         ++it) {
+      expected += it->second;
+    }
+    std::vector<std::int64_t> dead;
+    EXPECT_EQ(ledger.absorb_part(kCarol, shape, plan, counts, live_from, now - 2000, dead),
+              expected)
+        << "at " << now;
+    for (const std::int64_t start : dead) {
+      EXPECT_LT(start, live_from);
+      EXPECT_EQ(settled.erase(start), 1U) << start;  // each known once, dropped once
+    }
+    dead_seen += dead.size();
+    if (now % 3000 == 0) {
+      // Another thread's read, planned before this one settled its buckets, lands after it:
+      // the buckets it reads are now known, and count once, as read.
+      std::vector<std::int64_t> more_dead;
+      EXPECT_EQ(ledger.absorb_part(kCarol, shape, plan, counts, live_from, now - 2000, more_dead),
+                expected)
+          << "at " << now;
+      EXPECT_TRUE(more_dead.empty());
+    }
+    if (now % 10'000 == 0) {
+      for (std::size_t shard = 0; shard < HybridKeyLedger::kShards; ++shard) {
+        (void)ledger.forget(shard, live_from);
+      }
+      for (auto it = own.begin(); it != own.end() && it->first < live_from;) {
+        it = own.erase(it);
+      }
+      ASSERT_EQ(ledger.live(kCarol, 0), sum_from(own, 0)) << "at " << now;
+    }
+  }
+  EXPECT_GT(dead_seen, 20U);
 }
 
 TEST(HybridKeyLedgerTest, PlanningAndSettlingAnExchangeAgreeWithTheSingleLookUps) {
