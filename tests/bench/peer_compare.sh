@@ -682,6 +682,8 @@ throughput_phase() {
     for t in "${started[@]}"; do
       backend_alive || break 2
       [[ -z ${TARGET_DEAD[$t]:-} ]] || continue
+      local busy_before=""
+      [[ $variant != redis ]] || busy_before="$(cpu_busy 0) $(cpu_busy 1)"
       if [[ $t == sluice-redis || $t == sluice-hybrid || $t == base-redis || $t == base-hybrid ]]; then
         local calls0 calls1 cpu0 cpu1
         calls0=$(redis_calls "$t") cpu0=$(redis_cpu_ticks)
@@ -693,6 +695,7 @@ throughput_phase() {
       else
         measure "$variant" "$t" "$round"
       fi
+      [[ -z $busy_before ]] || add_cpu_busy "$t" "$busy_before" "$(cpu_busy 0) $(cpu_busy 1)"
     done
   done
   if [[ $variant == redis ]]; then
@@ -801,7 +804,7 @@ start_redis() {
     command -v "$tool" >/dev/null || die "$tool is missing (apt package redis-server: dev.sh deps)"
   done
   REDIS_PORT=$(free_port) REDIS_SHA=""
-  declare -gA REDIS_CALLS=() REDIS_REQUESTS=() REDIS_TICKS=()
+  declare -gA REDIS_CALLS=() REDIS_REQUESTS=() REDIS_TICKS=() CPU_BUSY=()
   pin_cmd "$cpus"
   spawn redis "${PIN[@]}" redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' \
     --appendonly no
@@ -818,6 +821,28 @@ redis_calls() {
   [[ $1 != *-hybrid ]] || pattern='^cmdstat_(time|hincrby|pexpire|hgetall|hmget|hdel):'
   redis-cli -p "$REDIS_PORT" INFO commandstats | tr -d '\r' |
     awk -F'[=,]' -v p="$pattern" '$0 ~ p { n += $2 } END { print n + 0 }'
+}
+
+# cpu_busy CPU: "BUSY ALL", the clock ticks one cpu has been busy and all its ticks so far
+# (/proc/stat; idle and iowait are not busy).
+cpu_busy() {
+  awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' \
+    /proc/stat
+}
+
+# add_cpu_busy TARGET BEFORE AFTER: adds a round's busy and all ticks of cpu 0 and cpu 1 (each
+# "BUSY0 ALL0 BUSY1 ALL1") to TARGET's sums. On two cores whichever of them is full caps req/s:
+# the redis section reads them to tell whether the proxy or its load (wrk, the backend and
+# redis-server, all on cpu 1) was the limit.
+add_cpu_busy() {
+  local b a sums i
+  read -ra b <<<"$2"
+  read -ra a <<<"$3"
+  read -ra sums <<<"${CPU_BUSY[$1]:-0 0 0 0}"
+  for i in 0 1 2 3; do
+    sums[i]=$((sums[i] + a[i] - b[i]))
+  done
+  CPU_BUSY[$1]="${sums[*]}"
 }
 
 # redis_cpu_ticks: the redis-server's CPU time so far, in clock ticks (user + system).
@@ -853,6 +878,16 @@ redis_figures() {
       >"$out" 2>&1 || warn "redis-benchmark failed (see $out)"
     ceiling=$(awk -F'","' 'NR == 2 { print $2 }' "$out" | tr -d '"')
   fi
+  for t in "${!CPU_BUSY[@]}"; do
+    local sums
+    read -ra sums <<<"${CPU_BUSY[$t]}"
+    ((sums[1] > 0 && sums[3] > 0)) || continue
+    local busy
+    busy=$(awk -v b0="${sums[0]}" -v a0="${sums[1]}" -v b1="${sums[2]}" -v a1="${sums[3]}" \
+      'BEGIN { printf "%.0f %.0f", 100 * b0 / a0, 100 * b1 / a1 }')
+    meta "redis.cpu_busy.$t" "$busy"
+    log "redis: $t: cpu 0 (the proxy) busy ${busy% *} %, cpu 1 (wrk, backend, redis-server) ${busy#* } %"
+  done
   meta "redis.ceiling.redis-benchmark" "${ceiling:-n/a} EVALSHA/s (-c $CONNECTIONS, $LIMIT_KEYS keys)"
   log "redis: redis-benchmark ceiling ${ceiling:-n/a}/s"
 }

@@ -686,6 +686,23 @@ def redis_lines(targets: dict, meta: dict) -> list:
         cpu_us = meta.get(f"redis.cpu_us_per_request.{name}")
         if cpu_us:
             lines.append(f"redis-server CPU per proxied request, {name}: {cpu_us} µs.")
+    # Which core was full: with the proxy alone on cpu 0 and wrk, the backend and redis-server
+    # on cpu 1, req/s is capped by whichever is busy all the time; when it is cpu 1, a Redis
+    # mode's req/s also pays for redis-server's work there, and the proxy's CPU per request says
+    # more about the proxy (docs/benchmarks.md, "Hybrid mode, 2026-12-02 11:00").
+    for name in (REDIS_MEMORY, REDIS_OURS, REDIS_HYBRID, "base-redis", "base-hybrid"):
+        busy = meta.get(f"redis.cpu_busy.{name}")
+        if busy:
+            proxy, load = busy.split()
+            lines.append(f"Busy over the measured rounds, {name}: cpu 0 (the proxy) {proxy} %, "
+                         f"cpu 1 (wrk, the backend, redis-server) {load} %.")
+    memory = targets.get(REDIS_MEMORY) or {}
+    for name in (REDIS_OURS, REDIS_HYBRID):
+        redis = targets.get(name) or {}
+        if memory.get("cpu_us_per_req") and redis.get("cpu_us_per_req"):
+            ratio = memory["cpu_us_per_req"] / redis["cpu_us_per_req"]
+            lines.append(f"Proxy CPU per request, memory store / {name}: {fmt(ratio, 3)}x "
+                         "(the req/s ratio where the proxy's core is the one that is full).")
     ceiling = meta.get("redis.ceiling.redis-benchmark")
     if ceiling:
         lines.append(f"Ceiling, redis-benchmark running the same EVALSHA directly: {ceiling}.")
