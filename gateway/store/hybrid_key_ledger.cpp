@@ -5,15 +5,19 @@
 
 namespace sluice::store {
 
+std::vector<HybridKeyLedger::Counts::Bucket>::iterator HybridKeyLedger::Counts::at_or_after(
+    std::int64_t start) {
+  if (buckets_.empty() || buckets_.back().start < start) {
+    return buckets_.end();  // the usual case: a bucket newer than all known
+  }
+  return std::lower_bound(buckets_.begin(), buckets_.end(), start,
+                          [](const Bucket& b, std::int64_t s) { return b.start < s; });
+}
+
 void HybridKeyLedger::Counts::add(std::int64_t start, std::uint32_t count) {
   total_ += count;
-  if (buckets_.empty() || buckets_.back().start < start) {
-    buckets_.push_back({start, count});
-    return;
-  }
-  const auto it = std::lower_bound(buckets_.begin(), buckets_.end(), start,
-                                   [](const Bucket& b, std::int64_t s) { return b.start < s; });
-  if (it->start == start) {
+  const auto it = at_or_after(start);
+  if (it != buckets_.end() && it->start == start) {
     it->count += count;
   } else {
     buckets_.insert(it, {start, count});
@@ -21,14 +25,8 @@ void HybridKeyLedger::Counts::add(std::int64_t start, std::uint32_t count) {
 }
 
 void HybridKeyLedger::Counts::insert(std::int64_t start, std::uint32_t count) {
-  if (buckets_.empty() || buckets_.back().start < start) {
-    buckets_.push_back({start, count});
-    total_ += count;
-    return;
-  }
-  const auto it = std::lower_bound(buckets_.begin(), buckets_.end(), start,
-                                   [](const Bucket& b, std::int64_t s) { return b.start < s; });
-  if (it->start != start) {
+  const auto it = at_or_after(start);
+  if (it == buckets_.end() || it->start != start) {
     buckets_.insert(it, {start, count});
     total_ += count;
   }

@@ -115,7 +115,6 @@ class HybridKeyLedger {
   class Counts {
    public:
     [[nodiscard]] bool empty() const noexcept { return buckets_.empty(); }
-    [[nodiscard]] std::size_t size() const noexcept { return buckets_.size(); }
     /// Adds `count` to the bucket starting at `start`.
     void add(std::int64_t start, std::uint32_t count);
     /// Notes the bucket starting at `start` with `count` unless it is known already.
@@ -139,6 +138,9 @@ class HybridKeyLedger {
       std::int64_t start = 0;
       std::uint32_t count = 0;
     };
+    /// The first bucket starting at or after `start` (the newest is checked first: new buckets
+    /// come last).
+    [[nodiscard]] std::vector<Bucket>::iterator at_or_after(std::int64_t start);
     /// The counts of the first buckets, those starting before `until`.
     [[nodiscard]] std::uint64_t sum_before(std::int64_t until) const;
     /// The counts of the last buckets, those starting at or after `from`.
