@@ -24,9 +24,14 @@ void HybridKeyLedger::Counts::add(std::int64_t start, std::uint32_t count) {
   }
 }
 
-void HybridKeyLedger::Counts::insert(std::int64_t start, std::uint32_t count) {
+void HybridKeyLedger::Counts::raise(std::int64_t start, std::uint32_t count) {
   const auto it = at_or_after(start);
-  if (it == buckets_.end() || it->start != start) {
+  if (it != buckets_.end() && it->start == start) {
+    if (count > it->count) {
+      total_ += count - it->count;
+      it->count = count;
+    }
+  } else if (count > 0) {
     buckets_.insert(it, {start, count});
     total_ += count;
   }
@@ -96,31 +101,41 @@ std::uint64_t HybridKeyLedger::live_in(const Entry& entry, std::int64_t live_fro
 }
 
 HybridKeyLedger::ReadPlan HybridKeyLedger::plan_for(const Entry& entry, const HybridShape& shape,
-                                                    std::int64_t bucket, std::size_t max_fields) {
+                                                    std::int64_t bucket, std::size_t max_fields,
+                                                    std::int64_t settled_before) {
   const std::int64_t width = std::max<std::int64_t>(shape.width_ms, 1);
   if (entry.settled_width != width || entry.settled_until < shape.live_from(bucket) ||
       entry.settled_until > bucket) {
     return {};
   }
-  const auto fields = static_cast<std::size_t>((bucket - entry.settled_until) / width + 1);
+  // Held buckets are read again only once one of them has settled (that read is final); until
+  // then the read starts after them, often at the current bucket.
+  std::int64_t from = entry.settled_until;
+  if (settled_before <= entry.settled_until) {
+    from = std::clamp(entry.held_until, entry.settled_until, bucket);
+  }
+  const auto fields = static_cast<std::size_t>((bucket - from) / width + 1);
   if (fields > max_fields) {
     return {};
   }
-  return {.whole = false, .from = entry.settled_until, .fields = fields};
+  return {.whole = false, .from = from, .fields = fields};
 }
 
 std::uint64_t HybridKeyLedger::absorb_whole_into(Entry& entry, const HybridShape& shape,
                                                  const std::vector<FleetBucket>& live,
-                                                 std::int64_t settled_before) {
-  entry.settled.clear();
+                                                 std::int64_t settled_before,
+                                                 std::int64_t held_before) {
+  entry.known.clear();
+  const std::int64_t keep_before = std::max(settled_before, held_before);
   std::uint64_t total = 0;
   for (const FleetBucket& b : live) {
     total += b.count;
-    if (b.start < settled_before) {
-      entry.settled.insert(b.start, static_cast<std::uint32_t>(b.count));  // (any order)
+    if (b.start < keep_before) {
+      entry.known.raise(b.start, static_cast<std::uint32_t>(b.count));  // (any order)
     }
   }
   entry.settled_until = settled_before;
+  entry.held_until = keep_before;
   entry.settled_width = std::max<std::int64_t>(shape.width_ms, 1);
   return total;
 }
@@ -129,28 +144,39 @@ std::uint64_t HybridKeyLedger::absorb_part_into(Entry& entry, const HybridShape&
                                                 const ReadPlan& plan,
                                                 std::span<const std::uint64_t> counts,
                                                 std::int64_t live_from, std::int64_t settled_before,
+                                                std::int64_t held_before,
                                                 std::vector<std::int64_t>& dead) {
   const std::int64_t width = std::max<std::int64_t>(shape.width_ms, 1);
   // Buckets that left the window are fields to delete, kDeadPerDelete of them at a time: one
   // HDEL per bucket would be a command per bucket width for every busy key. The known live
   // buckets before the read part count (another thread may have settled more meanwhile: those
   // from `plan.from` on are read).
-  std::uint64_t total = entry.settled.sum_between(live_from, plan.from);
-  if (entry.settled.count_before(live_from) >= kDeadPerDelete) {
-    entry.settled.drop_before(live_from, &dead);
+  std::uint64_t total = entry.known.sum_between(live_from, plan.from);
+  if (entry.known.count_before(live_from) >= kDeadPerDelete) {
+    entry.known.drop_before(live_from, &dead);
   }
+  const std::int64_t keep_before = std::max(settled_before, held_before);
   for (std::size_t i = 0; i < counts.size(); ++i) {
     const std::int64_t start = plan.from + static_cast<std::int64_t>(i) * width;
     if (start < live_from) {
       continue;
     }
     total += counts[i];
-    if (start < settled_before && counts[i] > 0) {
-      entry.settled.insert(start, static_cast<std::uint32_t>(counts[i]));
+    if (start < keep_before) {
+      entry.known.raise(start, static_cast<std::uint32_t>(counts[i]));
     }
   }
-  if (entry.settled_width == width && entry.settled_until == plan.from) {
-    entry.settled_until = std::max(entry.settled_until, settled_before);
+  // The read runs on from plan.from: it settles (or holds) what it covers when nothing before it
+  // is missing (another thread may have moved the marks on meanwhile; they only move on).
+  if (entry.settled_width == width) {
+    const std::int64_t held_until = std::max(entry.held_until, entry.settled_until);
+    if (plan.from <= entry.settled_until) {
+      entry.settled_until = std::max(entry.settled_until, settled_before);
+    }
+    if (plan.from <= held_until) {
+      entry.held_until = std::max(held_until, keep_before);
+    }
+    entry.held_until = std::max(entry.held_until, entry.settled_until);
   }
   return total;
 }
@@ -189,18 +215,18 @@ void HybridKeyLedger::expiry_set(const JournalKey& key, std::int64_t at_ms) {
 
 HybridKeyLedger::ReadPlan HybridKeyLedger::plan_read(const JournalKey& key,
                                                      const HybridShape& shape, std::int64_t bucket,
-                                                     std::size_t max_fields) {
+                                                     std::size_t max_fields,
+                                                     std::int64_t settled_before) {
   Shard& shard = shard_of(key);
   const std::lock_guard lock(shard.mutex);
   const auto it = shard.keys.find(key);
-  return it != shard.keys.end() ? plan_for(it->second, shape, bucket, max_fields) : ReadPlan{};
+  return it != shard.keys.end() ? plan_for(it->second, shape, bucket, max_fields, settled_before)
+                                : ReadPlan{};
 }
 
-HybridKeyLedger::ExchangePlan HybridKeyLedger::plan_exchange(const JournalKey& key,
-                                                             const HybridShape& shape,
-                                                             std::int64_t bucket,
-                                                             std::int64_t now_ms, bool pushing,
-                                                             std::size_t max_fields) {
+HybridKeyLedger::ExchangePlan HybridKeyLedger::plan_exchange(
+    const JournalKey& key, const HybridShape& shape, std::int64_t bucket, std::int64_t now_ms,
+    bool pushing, std::size_t max_fields, std::int64_t settled_before) {
   Shard& shard = shard_of(key);
   const std::lock_guard lock(shard.mutex);
   const auto it = shard.keys.find(key);
@@ -208,25 +234,27 @@ HybridKeyLedger::ExchangePlan HybridKeyLedger::plan_exchange(const JournalKey& k
     return {.set_expiry = pushing, .read = {}};
   }
   return {.set_expiry = pushing && it->second.expiry_set < now_ms - shape.window_ms(),
-          .read = plan_for(it->second, shape, bucket, max_fields)};
+          .read = plan_for(it->second, shape, bucket, max_fields, settled_before)};
 }
 
 std::uint64_t HybridKeyLedger::absorb_whole(const JournalKey& key, const HybridShape& shape,
                                             const std::vector<FleetBucket>& live,
-                                            std::int64_t settled_before) {
+                                            std::int64_t settled_before, std::int64_t held_before) {
   Shard& shard = shard_of(key);
   const std::lock_guard lock(shard.mutex);
-  return absorb_whole_into(shard.keys[key], shape, live, settled_before);
+  return absorb_whole_into(shard.keys[key], shape, live, settled_before, held_before);
 }
 
 std::uint64_t HybridKeyLedger::absorb_part(const JournalKey& key, const HybridShape& shape,
                                            const ReadPlan& plan,
                                            std::span<const std::uint64_t> counts,
                                            std::int64_t live_from, std::int64_t settled_before,
-                                           std::vector<std::int64_t>& dead) {
+                                           std::vector<std::int64_t>& dead,
+                                           std::int64_t held_before) {
   Shard& shard = shard_of(key);
   const std::lock_guard lock(shard.mutex);
-  return absorb_part_into(shard.keys[key], shape, plan, counts, live_from, settled_before, dead);
+  return absorb_part_into(shard.keys[key], shape, plan, counts, live_from, settled_before,
+                          held_before, dead);
 }
 
 HybridKeyLedger::Settled HybridKeyLedger::settle(const JournalKey& key, const HybridShape& shape,
@@ -247,10 +275,11 @@ HybridKeyLedger::Settled HybridKeyLedger::settle(const JournalKey& key, const Hy
   }
   Settled settled;
   if (answer.whole != nullptr) {
-    settled.fleet = absorb_whole_into(entry, shape, *answer.whole, answer.settled_before);
+    settled.fleet =
+        absorb_whole_into(entry, shape, *answer.whole, answer.settled_before, answer.held_before);
   } else if (answer.part) {
     settled.fleet = absorb_part_into(entry, shape, answer.plan, *answer.part, answer.live_from,
-                                     answer.settled_before, dead);
+                                     answer.settled_before, answer.held_before, dead);
   }
   settled.own = live_in(entry, answer.live_from);
   return settled;
@@ -262,11 +291,12 @@ std::size_t HybridKeyLedger::forget(std::size_t shard_index, std::int64_t older_
   return boost::unordered::erase_if(shard.keys, [&](auto& kv) {
     Entry& entry = kv.second;
     entry.pushes.drop_before(older_than);
-    // Settled buckets are not trimmed here: the ones that left the window are fields that the
+    // Known buckets are not trimmed here: the ones that left the window are fields that the
     // key's next exchange deletes (absorb_part). A key forgotten whole is read whole when it
     // comes back (HGETALL), which finds its dead fields again; an idle one's hash expires.
-    return entry.pushes.empty() && entry.settled.all_before(older_than) &&
-           entry.expiry_set < older_than && entry.settled_until < older_than;
+    return entry.pushes.empty() && entry.known.all_before(older_than) &&
+           entry.expiry_set < older_than &&
+           std::max(entry.settled_until, entry.held_until) < older_than;
   });
 }
 

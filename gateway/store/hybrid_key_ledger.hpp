@@ -22,7 +22,10 @@ namespace sluice::store {
 ///   count is that less what this replica pushed into the same live buckets;
 /// - the fleet's settled buckets: a bucket nobody can push into any more (its end is two
 ///   command timeouts past) never changes, so the next exchange reads only the buckets after
-///   them, not the whole hash.
+///   them, not the whole hash;
+/// - the fleet's held buckets: ones read once their end was `sync_ms` past (a push into them
+///   lands later only from an exchange slower than that), kept until they settle, when one more
+///   read makes them final; until then an exchange reads only the buckets after them.
 /// Shared by the replica's threads (any of them may push or read a key; all of them decide on
 /// the one local store), so it is sharded under mutexes; it is looked up twice per key per
 /// exchange (plan_exchange, settle), never per request.
@@ -45,42 +48,55 @@ class HybridKeyLedger {
   static constexpr std::int64_t kExpiryWindows = 2;
 
   /// How an exchange at `bucket` reads `key`'s hash: the `fields` buckets from `from` on
-  /// (HMGET) when the settled ones before `from` are known here under the same bucket width and
-  /// still in the window, and there are at most `max_fields` of them; else the whole hash.
+  /// (HMGET) when the known ones before `from` are under the same bucket width and still in the
+  /// window, and there are at most `max_fields` of them; else the whole hash. `from` is the first
+  /// bucket not settled when a held one has settled since it was read (buckets starting before
+  /// `settled_before` have: this read makes them final), else the first one not held.
   struct ReadPlan {
     bool whole = true;
     std::int64_t from = 0;
     std::size_t fields = 0;
   };
+  /// The default `settled_before` reads every bucket not settled, held or not.
+  static constexpr std::int64_t kReadUnsettled = std::numeric_limits<std::int64_t>::max();
   [[nodiscard]] ReadPlan plan_read(const JournalKey& key, const HybridShape& shape,
-                                   std::int64_t bucket, std::size_t max_fields);
+                                   std::int64_t bucket, std::size_t max_fields,
+                                   std::int64_t settled_before = kReadUnsettled);
+  /// The default `held_before` holds nothing: only settled buckets are kept.
+  static constexpr std::int64_t kHoldNone = std::numeric_limits<std::int64_t>::min();
   /// A whole read of `key` (its live buckets): they replace what was known, the ones starting
-  /// before `settled_before` are kept. Returns the fleet's live count.
+  /// before `settled_before` are kept as settled, those before `held_before` as held. Returns
+  /// the fleet's live count.
   std::uint64_t absorb_whole(const JournalKey& key, const HybridShape& shape,
-                             const std::vector<FleetBucket>& live, std::int64_t settled_before);
-  /// A read of the buckets from `plan.from` on, one count each: with the settled buckets known,
-  /// the fleet's live count at `live_from`; the ones starting before `settled_before` are kept.
-  /// Known buckets that left the window go to `dead` (fields to delete) once there are
-  /// kDeadPerDelete of them; until then they are kept and count for nothing.
+                             const std::vector<FleetBucket>& live, std::int64_t settled_before,
+                             std::int64_t held_before = kHoldNone);
+  /// A read of the buckets from `plan.from` on, one count each: with the known buckets before
+  /// it, the fleet's live count at `live_from`; the ones starting before `settled_before` are
+  /// kept as settled, those before `held_before` as held (a count read again keeps the larger:
+  /// the fleet's counts only grow). Known buckets that left the window go to `dead` (fields to
+  /// delete) once there are kDeadPerDelete of them; until then they are kept and count for
+  /// nothing.
   std::uint64_t absorb_part(const JournalKey& key, const HybridShape& shape, const ReadPlan& plan,
                             std::span<const std::uint64_t> counts, std::int64_t live_from,
-                            std::int64_t settled_before, std::vector<std::int64_t>& dead);
+                            std::int64_t settled_before, std::vector<std::int64_t>& dead,
+                            std::int64_t held_before = kHoldNone);
   /// What an exchange in the bucket starting at `bucket`, at `now_ms`, does for `key`, with one
   /// look-up: whether its push sets the TTL (only when `pushing`; see needs_expiry, with the
-  /// shape's window) and how it reads the hash (plan_read).
+  /// shape's window) and how it reads the hash (plan_read, with `settled_before`).
   struct ExchangePlan {
     bool set_expiry = false;
     ReadPlan read;
   };
   [[nodiscard]] ExchangePlan plan_exchange(const JournalKey& key, const HybridShape& shape,
                                            std::int64_t bucket, std::int64_t now_ms, bool pushing,
-                                           std::size_t max_fields);
+                                           std::size_t max_fields, std::int64_t settled_before);
   /// What Redis answered for one key's exchange (see settle()).
   struct Answer {
     std::int64_t bucket = 0;                    ///< the bucket pushed into
     std::uint32_t pushed = 0;                   ///< requests Redis acknowledged in it (0: none)
     std::int64_t live_from = 0;                 ///< the oldest live bucket's start
     std::int64_t settled_before = 0;            ///< buckets starting before it can change no more
+    std::int64_t held_before = kHoldNone;       ///< ones before it are held (see the class)
     std::optional<std::int64_t> expiry_set_at;  ///< Redis acknowledged the TTL set then
     const std::vector<FleetBucket>* whole = nullptr;     ///< a whole read's live buckets
     std::optional<std::span<const std::uint64_t>> part;  ///< a part read's counts, per `plan`
@@ -109,16 +125,17 @@ class HybridKeyLedger {
   [[nodiscard]] std::size_t size();
 
  private:
-  /// Buckets with a count, ascending by start, and their total: a key's pushes or its settled
-  /// buckets. Old buckets leave at the front and new ones come at the back, so an exchange
-  /// walks the few buckets at either end, not the window's (docs/benchmarks.md, 2026-12-02).
+  /// Buckets with a count, ascending by start, and their total: a key's pushes or its known
+  /// (settled and held) buckets. Old buckets leave at the front and new ones come at the back, so
+  /// an exchange walks the few buckets at either end, not the window's (docs/benchmarks.md,
+  /// 2026-12-02).
   class Counts {
    public:
     [[nodiscard]] bool empty() const noexcept { return buckets_.empty(); }
     /// Adds `count` to the bucket starting at `start`.
     void add(std::int64_t start, std::uint32_t count);
-    /// Notes the bucket starting at `start` with `count` unless it is known already.
-    void insert(std::int64_t start, std::uint32_t count);
+    /// Notes `count` for the bucket starting at `start` unless a larger one is known already.
+    void raise(std::int64_t start, std::uint32_t count);
     /// The counts of the buckets starting in [from, until).
     [[nodiscard]] std::uint64_t sum_between(std::int64_t from, std::int64_t until) const;
     /// The counts of the buckets starting at or after `from`.
@@ -157,8 +174,9 @@ class HybridKeyLedger {
   struct Entry {
     Counts pushes;
     std::int64_t expiry_set = std::numeric_limits<std::int64_t>::min();  ///< when, Redis' clock
-    Counts settled;                  ///< the fleet's settled buckets with a count
-    std::int64_t settled_until = 0;  ///< buckets starting before it are all in `settled`
+    Counts known;                    ///< the fleet's settled and held buckets with a count
+    std::int64_t settled_until = 0;  ///< buckets starting before it are settled, all in `known`
+    std::int64_t held_until = 0;     ///< and those from settled_until to it are held there
     std::int64_t settled_width = 0;  ///< their width (0: nothing known)
   };
   struct Shard {
@@ -170,14 +188,15 @@ class HybridKeyLedger {
                      std::int64_t live_from);
   [[nodiscard]] static std::uint64_t live_in(const Entry& entry, std::int64_t live_from);
   [[nodiscard]] static ReadPlan plan_for(const Entry& entry, const HybridShape& shape,
-                                         std::int64_t bucket, std::size_t max_fields);
+                                         std::int64_t bucket, std::size_t max_fields,
+                                         std::int64_t settled_before);
   static std::uint64_t absorb_whole_into(Entry& entry, const HybridShape& shape,
                                          const std::vector<FleetBucket>& live,
-                                         std::int64_t settled_before);
+                                         std::int64_t settled_before, std::int64_t held_before);
   static std::uint64_t absorb_part_into(Entry& entry, const HybridShape& shape,
                                         const ReadPlan& plan, std::span<const std::uint64_t> counts,
                                         std::int64_t live_from, std::int64_t settled_before,
-                                        std::vector<std::int64_t>& dead);
+                                        std::int64_t held_before, std::vector<std::int64_t>& dead);
   Shard& shard_of(const JournalKey& key) noexcept { return shards_[(key.hash >> 56U) % kShards]; }
 
   std::array<Shard, kShards> shards_;

@@ -230,6 +230,7 @@ class RedisStore final : public LimitStore {
     std::int64_t live_from = 0;  ///< the oldest live bucket's start
     std::vector<SyncKey> keys;
     std::int64_t settled_before = 0;  ///< buckets starting before it can change no more
+    std::int64_t held_before = 0;     ///< ones before it are held once read (HybridKeyLedger)
     HybridShape shape;
     std::int64_t now_ms = 0;                       ///< when it was sent (Redis' clock)
     std::vector<ReplyIndex> at;                    ///< per key

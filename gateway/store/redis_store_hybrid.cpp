@@ -4,8 +4,9 @@
 // key, and each thread exchanges its journal with Redis every `sync / 2`. An exchange is plain
 // commands, no script (docs/decisions/0029-hybrid-exchange-in-plain-commands.md): Redis TIME,
 // then per key HINCRBY of the requests admitted into the current bucket's field (its reply is
-// that bucket's fleet count), PEXPIRE once a window, and a read of the buckets that can still
-// change before it (HMGET; HGETALL the first time); the others' count is the fleet's live
+// that bucket's fleet count), PEXPIRE once a window, and a read of the buckets before it that
+// can still change and are not held (HMGET; HGETALL the first time; decision
+// docs/decisions/0031-hybrid-held-buckets.md); the others' count is the fleet's live
 // buckets less what this replica pushed into them (HybridKeyLedger). A failed
 // exchange puts the thread under `on_error` until one succeeds; what it admitted meanwhile is
 // pushed with the next batch. The rest of the store: redis_store.cpp.
@@ -305,6 +306,9 @@ void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchang
   // TIME (whose reply took up to a command timeout) and its push runs within another timeout,
   // or it timed out (and may be missed, as docs/distributed.md says).
   state->settled_before = shape.bucket_start(now_ms - kSettleTimeouts * options_.timeout.count());
+  // A bucket whose end is `sync_ms` past is held once read: a push lands in it later only from
+  // an exchange slower than that, and the read when it settles takes such a push in.
+  state->held_before = shape.bucket_start(now_ms - options_.sync.count());
   state->now_ms = now_ms;
   state->at.resize(state->keys.size());
   state->reads.resize(state->keys.size());
@@ -320,8 +324,9 @@ void RedisStore::send_group(Slot& slot, const std::shared_ptr<Exchange>& exchang
   for (std::size_t i = 0; i < state->keys.size(); ++i) {
     const SyncKey& key = state->keys[i];
     const std::string& redis_key = key.redis_key;
-    const HybridKeyLedger::ExchangePlan planned = ledger_.plan_exchange(
-        key.item.key, shape, bucket, now_ms, key.item.delta > 0, kMaxFieldsRead);
+    const HybridKeyLedger::ExchangePlan planned =
+        ledger_.plan_exchange(key.item.key, shape, bucket, now_ms, key.item.delta > 0,
+                              kMaxFieldsRead, state->settled_before);
     if (key.item.delta > 0) {
       at[i].push = count++;
       append_command(commands, {"HINCRBY", redis_key, field, std::to_string(key.item.delta)});
@@ -416,6 +421,7 @@ void RedisStore::finish_group(Slot& slot, const std::shared_ptr<Exchange>& excha
     answer.pushed = key.item.delta;
     answer.live_from = group.live_from;
     answer.settled_before = group.settled_before;
+    answer.held_before = group.held_before;
     answer.expiry_set_at = expiry_set;
     answer.plan = group.reads[i];
     const GroupReply read = reply_at(group.at[i].read);

@@ -86,6 +86,59 @@ TEST(HybridKeyLedgerTest, SettledBucketsAreReadOnceAndThenOnlyTheOnesThatCanStil
   EXPECT_EQ(next.fields, 3U);
 }
 
+TEST(HybridKeyLedgerTest, HeldBucketsAreNotReadAgainUntilOneSettles) {
+  // 1 s buckets; a bucket settles 2 s after its end (a command timeout of 1 s) and is held once
+  // read 100 ms after its end (sync_ms).
+  HybridKeyLedger ledger;
+  const HybridShape shape{1000, 10};
+  const auto settled_at = [&](std::int64_t now) { return shape.bucket_start(now - 2000); };
+  const auto held_at = [&](std::int64_t now) { return shape.bucket_start(now - 100); };
+  // A whole read at 20.5 s: 17 s and before are settled, 18 s and 19 s held.
+  EXPECT_EQ(ledger.absorb_whole(kCarol, shape, {{17'000, 1}, {18'000, 2}, {19'000, 3}, {20'000, 4}},
+                                settled_at(20'500), held_at(20'500)),
+            10U);
+  // At 20.7 s only the current bucket is read (a push's HINCRBY answers it).
+  std::vector<std::int64_t> dead;
+  auto plan = ledger.plan_read(kCarol, shape, 20'000, 8, settled_at(20'700));
+  ASSERT_FALSE(plan.whole);
+  EXPECT_EQ(plan.from, 20'000);
+  EXPECT_EQ(plan.fields, 1U);
+  EXPECT_EQ(ledger.absorb_part(kCarol, shape, plan, std::vector<std::uint64_t>{5}, 11'000,
+                               settled_at(20'700), dead, held_at(20'700)),
+            1U + 2 + 3 + 5);
+  // Without the settling mark the read starts at the first bucket not settled, as before holds.
+  EXPECT_EQ(ledger.plan_read(kCarol, shape, 20'000, 8).from, 18'000);
+  // At 21.05 s the bucket at 18 s has settled: the read starts there again, and what landed
+  // meanwhile in a held bucket (19 s: 3 -> 4) counts from now on.
+  plan = ledger.plan_read(kCarol, shape, 21'000, 8, settled_at(21'050));
+  ASSERT_FALSE(plan.whole);
+  EXPECT_EQ(plan.from, 18'000);
+  EXPECT_EQ(plan.fields, 4U);
+  EXPECT_EQ(ledger.absorb_part(kCarol, shape, plan, std::vector<std::uint64_t>{2, 4, 5, 1}, 12'000,
+                               settled_at(21'050), dead, held_at(21'050)),
+            1U + 2 + 4 + 5 + 1);
+  // At 21.3 s the bucket at 20 s, closed 300 ms ago, is read and held; at 21.6 s none is.
+  plan = ledger.plan_read(kCarol, shape, 21'000, 8, settled_at(21'300));
+  EXPECT_EQ(plan.from, 20'000);
+  EXPECT_EQ(plan.fields, 2U);
+  EXPECT_EQ(ledger.absorb_part(kCarol, shape, plan, std::vector<std::uint64_t>{6, 2}, 12'000,
+                               settled_at(21'300), dead, held_at(21'300)),
+            1U + 2 + 4 + 6 + 2);
+  plan = ledger.plan_read(kCarol, shape, 21'000, 8, settled_at(21'600));
+  EXPECT_EQ(plan.from, 21'000);
+  EXPECT_EQ(plan.fields, 1U);
+  // A read planned before (from 20 s) that lands after keeps the larger counts: the fleet's
+  // counts only grow, so an older reply never lowers a held bucket.
+  EXPECT_EQ(ledger.absorb_part(kCarol, shape, {.whole = false, .from = 20'000, .fields = 2},
+                               std::vector<std::uint64_t>{5, 3}, 12'000, settled_at(21'300), dead,
+                               held_at(21'300)),
+            1U + 2 + 4 + 5 + 3);
+  EXPECT_EQ(ledger.absorb_part(kCarol, shape, plan, std::vector<std::uint64_t>{3}, 12'000,
+                               settled_at(21'600), dead, held_at(21'600)),
+            1U + 2 + 4 + 6 + 3);
+  EXPECT_TRUE(dead.empty());
+}
+
 TEST(HybridKeyLedgerTest, BucketsThatLeftTheWindowAreDeletedSeveralAtATime) {
   HybridKeyLedger ledger;
   const HybridShape shape{1000, 10};  // 1 s buckets, a 10 s window
@@ -263,11 +316,13 @@ TEST(HybridKeyLedgerTest, PlanningAndSettlingAnExchangeAgreeWithTheSingleLookUps
     SCOPED_TRACE(step.now);
     const std::int64_t bucket = shape.bucket_start(step.now);
     const std::int64_t live_from = shape.live_from(step.now);
-    const std::int64_t settled_before = shape.bucket_start(step.now - 100);
+    const std::int64_t settled_before = shape.bucket_start(step.now - 2000);
+    const std::int64_t held_before = shape.bucket_start(step.now - 100);
     const bool pushing = step.pushed > 0;
-    const auto plan = merged.plan_exchange(kCarol, shape, bucket, step.now, pushing, 8);
+    const auto plan =
+        merged.plan_exchange(kCarol, shape, bucket, step.now, pushing, 8, settled_before);
     const bool expiry = pushing && single.needs_expiry(kCarol, step.now, shape.window_ms());
-    const auto read = single.plan_read(kCarol, shape, bucket, 8);
+    const auto read = single.plan_read(kCarol, shape, bucket, 8, settled_before);
     EXPECT_EQ(plan.set_expiry, expiry);
     EXPECT_EQ(plan.read.whole, read.whole);
     EXPECT_EQ(plan.read.from, read.from);
@@ -278,6 +333,7 @@ TEST(HybridKeyLedgerTest, PlanningAndSettlingAnExchangeAgreeWithTheSingleLookUps
     answer.pushed = step.pushed;
     answer.live_from = live_from;
     answer.settled_before = settled_before;
+    answer.held_before = held_before;
     answer.plan = plan.read;
     if (expiry && step.ttl_acknowledged) {
       answer.expiry_set_at = step.now;
@@ -294,12 +350,12 @@ TEST(HybridKeyLedgerTest, PlanningAndSettlingAnExchangeAgreeWithTheSingleLookUps
         whole.push_back({b, step.per_bucket});
       }
       answer.whole = &whole;
-      fleet = single.absorb_whole(kCarol, shape, whole, settled_before);
+      fleet = single.absorb_whole(kCarol, shape, whole, settled_before, held_before);
     } else if (step.read_ok) {
       counts.assign(read.fields, step.per_bucket);
       answer.part = std::span<const std::uint64_t>(counts);
-      fleet =
-          single.absorb_part(kCarol, shape, read, counts, live_from, settled_before, dead_single);
+      fleet = single.absorb_part(kCarol, shape, read, counts, live_from, settled_before,
+                                 dead_single, held_before);
     }
     const HybridKeyLedger::Settled settled = merged.settle(kCarol, shape, answer, dead_merged);
     EXPECT_EQ(settled.fleet, fleet);
