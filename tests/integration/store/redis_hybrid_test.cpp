@@ -297,18 +297,20 @@ TEST_F(RedisHybridTest, APushIntoTheOnlyUnsettledBucketReadsTheFleetCountFromIts
 }
 
 TEST_F(RedisHybridTest, AClosedBucketIsReadUntilItIsHeldAndOnceMoreWhenItSettles) {
-  // 4 s buckets; with timeout_ms 1000 a bucket settles 2 s after it ends, and sync_ms after its
+  // 8 s buckets; with timeout_ms 2000 a bucket settles 4 s after it ends, and sync_ms after its
   // end it is held once read (docs/distributed.md, "Hybrid mode"). From 300 ms into a bucket,
   // the one before is held by the first exchange, and later ones read no bucket but the current
   // one (HINCRBY's reply), until the one before settles: then one HMGET reads it again, and a
   // push that landed in it late (from an exchange slower than sync_ms; the test plays that
   // replica) counts.
+  // (Spans this long leave room for a sanitizer build's slower steps.)
   constexpr int kLimit = 10;
-  constexpr std::int64_t kWidth = 4000;
-  json c = redis_gateway_config(backend.endpoint(), redis.port(), kLimit, "local", 240000, 60);
+  constexpr std::int64_t kWidth = 8000;
+  constexpr std::int64_t kSettles = 4000;  // after the bucket's end
+  json c = redis_gateway_config(backend.endpoint(), redis.port(), kLimit, "local", 480000, 60);
   c["store"]["mode"] = "hybrid";
   c["store"]["sync_ms"] = kSyncMs;
-  c["store"]["timeout_ms"] = 1000;
+  c["store"]["timeout_ms"] = kSettles / 2;
   SluiceProcess a(c);
   HttpClient client(a.proxy_port());
   wait_until_using_redis(a, client);
@@ -325,9 +327,9 @@ TEST_F(RedisHybridTest, AClosedBucketIsReadUntilItIsHeldAndOnceMoreWhenItSettles
             "5");
   ASSERT_TRUE(admit_settled(a, client, "hal", 9));
   EXPECT_EQ(hmget_calls(), hmget_before);
-  ASSERT_LT(redis.time_ms(), start + 2000) << "the steps above reached the settling; rerun";
+  ASSERT_LT(redis.time_ms(), start + kSettles) << "the steps above reached the settling; rerun";
   // Settled: the next exchange reads it once more, and the five count from then on.
-  ASSERT_TRUE(wait_for_redis_clock(redis, start + 2000 + 50));
+  ASSERT_TRUE(wait_for_redis_clock(redis, start + kSettles + 50));
   ASSERT_TRUE(admit_settled(a, client, "hal", 10));
   EXPECT_EQ(hmget_calls(), hmget_before + 1);
   // 5 of a's own and 5 of the late push: the limit of 10 is reached.
