@@ -2,6 +2,7 @@
 #include "gateway/store/hybrid_key_ledger.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace sluice::store {
 
@@ -123,20 +124,38 @@ HybridKeyLedger::ReadPlan HybridKeyLedger::plan_for(const Entry& entry, const Hy
 
 std::uint64_t HybridKeyLedger::absorb_whole_into(Entry& entry, const HybridShape& shape,
                                                  const std::vector<FleetBucket>& live,
+                                                 std::int64_t live_from,
                                                  std::int64_t settled_before,
                                                  std::int64_t held_before) {
-  entry.known.clear();
+  const std::int64_t width = std::max<std::int64_t>(shape.width_ms, 1);
+  if (entry.settled_width != width) {
+    // Nothing known under this width (a first read, a re-tune): the read replaces it.
+    entry.known.clear();
+    entry.settled_until = std::numeric_limits<std::int64_t>::min();
+    entry.held_until = entry.settled_until;
+    entry.settled_width = width;
+  } else {
+    // Known buckets that left the window are among the read's dead fields (deleted with it).
+    entry.known.drop_before(live_from);
+  }
+  // Another thread's read, planned later, may have landed first: the marks only move on, and
+  // a count read again keeps the larger (the fleet's counts only grow), so a late whole read
+  // neither lowers a count nor makes the next exchange read again what is held.
   const std::int64_t keep_before = std::max(settled_before, held_before);
-  std::uint64_t total = 0;
   for (const FleetBucket& b : live) {
-    total += b.count;
     if (b.start < keep_before) {
       entry.known.raise(b.start, static_cast<std::uint32_t>(b.count));  // (any order)
     }
   }
-  entry.settled_until = settled_before;
-  entry.held_until = keep_before;
-  entry.settled_width = std::max<std::int64_t>(shape.width_ms, 1);
+  entry.settled_until = std::max(entry.settled_until, settled_before);
+  entry.held_until = std::max({entry.held_until, keep_before, entry.settled_until});
+  // The known buckets count as kept, the read's after them as read.
+  std::uint64_t total = entry.known.sum_from(live_from);
+  for (const FleetBucket& b : live) {
+    if (b.start >= entry.held_until) {
+      total += b.count;
+    }
+  }
   return total;
 }
 
@@ -239,10 +258,11 @@ HybridKeyLedger::ExchangePlan HybridKeyLedger::plan_exchange(
 
 std::uint64_t HybridKeyLedger::absorb_whole(const JournalKey& key, const HybridShape& shape,
                                             const std::vector<FleetBucket>& live,
-                                            std::int64_t settled_before, std::int64_t held_before) {
+                                            std::int64_t live_from, std::int64_t settled_before,
+                                            std::int64_t held_before) {
   Shard& shard = shard_of(key);
   const std::lock_guard lock(shard.mutex);
-  return absorb_whole_into(shard.keys[key], shape, live, settled_before, held_before);
+  return absorb_whole_into(shard.keys[key], shape, live, live_from, settled_before, held_before);
 }
 
 std::uint64_t HybridKeyLedger::absorb_part(const JournalKey& key, const HybridShape& shape,
@@ -275,8 +295,8 @@ HybridKeyLedger::Settled HybridKeyLedger::settle(const JournalKey& key, const Hy
   }
   Settled settled;
   if (answer.whole != nullptr) {
-    settled.fleet =
-        absorb_whole_into(entry, shape, *answer.whole, answer.settled_before, answer.held_before);
+    settled.fleet = absorb_whole_into(entry, shape, *answer.whole, answer.live_from,
+                                      answer.settled_before, answer.held_before);
   } else if (answer.part) {
     settled.fleet = absorb_part_into(entry, shape, answer.plan, *answer.part, answer.live_from,
                                      answer.settled_before, answer.held_before, dead);

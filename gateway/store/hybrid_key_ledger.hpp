@@ -64,12 +64,14 @@ class HybridKeyLedger {
                                    std::int64_t settled_before = kReadUnsettled);
   /// The default `held_before` holds nothing: only settled buckets are kept.
   static constexpr std::int64_t kHoldNone = std::numeric_limits<std::int64_t>::min();
-  /// A whole read of `key` (its live buckets): they replace what was known, the ones starting
-  /// before `settled_before` are kept as settled, those before `held_before` as held. Returns
-  /// the fleet's live count.
+  /// A whole read of `key` (its buckets from `live_from` on): the ones starting before
+  /// `settled_before` are kept as settled, those before `held_before` as held. Under another
+  /// bucket width they replace what was known; under the same one they join it, the marks only
+  /// move on and a count read again keeps the larger (a read planned later may have landed
+  /// first). Returns the fleet's live count.
   std::uint64_t absorb_whole(const JournalKey& key, const HybridShape& shape,
-                             const std::vector<FleetBucket>& live, std::int64_t settled_before,
-                             std::int64_t held_before = kHoldNone);
+                             const std::vector<FleetBucket>& live, std::int64_t live_from,
+                             std::int64_t settled_before, std::int64_t held_before = kHoldNone);
   /// A read of the buckets from `plan.from` on, one count each: with the known buckets before
   /// it, the fleet's live count at `live_from`; the ones starting before `settled_before` are
   /// kept as settled, those before `held_before` as held (a count read again keeps the larger:
@@ -192,7 +194,8 @@ class HybridKeyLedger {
                                          std::int64_t settled_before);
   static std::uint64_t absorb_whole_into(Entry& entry, const HybridShape& shape,
                                          const std::vector<FleetBucket>& live,
-                                         std::int64_t settled_before, std::int64_t held_before);
+                                         std::int64_t live_from, std::int64_t settled_before,
+                                         std::int64_t held_before);
   static std::uint64_t absorb_part_into(Entry& entry, const HybridShape& shape,
                                         const ReadPlan& plan, std::span<const std::uint64_t> counts,
                                         std::int64_t live_from, std::int64_t settled_before,

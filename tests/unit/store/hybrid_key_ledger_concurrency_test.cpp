@@ -35,7 +35,8 @@ TEST(HybridKeyLedgerConcurrencyTest, ThreadsPushingReadingAndForgettingTheSameKe
         }
         const auto plan = ledger.plan_read(key, shape, bucket, 8);
         if (plan.whole) {
-          (void)ledger.absorb_whole(key, shape, {{bucket, 1}}, shape.bucket_start(now - 2'000));
+          (void)ledger.absorb_whole(key, shape, {{bucket, 1}}, shape.live_from(now),
+                                    shape.bucket_start(now - 2'000));
         } else {
           std::vector<std::int64_t> dead;
           (void)ledger.absorb_part(key, shape, plan, std::vector<std::uint64_t>(plan.fields, 1),

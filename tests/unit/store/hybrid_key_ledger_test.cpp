@@ -18,6 +18,22 @@ constexpr JournalKey kCarol{0, 0x1100000000000011ULL};
 constexpr JournalKey kDave{0, 0x2200000000000022ULL};
 constexpr JournalKey kCarolOther{1, 0x1100000000000011ULL};
 
+// 1 s buckets in a 10 s window; a bucket settles 2 s after its end (a command timeout of 1 s)
+// and is held once read 100 ms after its end (sync_ms).
+constexpr HybridShape kSecondBuckets{1000, 10};
+std::int64_t settled_at(std::int64_t now) {
+  return kSecondBuckets.bucket_start(now - 2000);
+}
+std::int64_t held_at(std::int64_t now) {
+  return kSecondBuckets.bucket_start(now - 100);
+}
+/// A whole read of carol's buckets (kSecondBuckets) that came back from `now`.
+std::uint64_t read_whole_at(HybridKeyLedger& ledger, const std::vector<FleetBucket>& buckets,
+                            std::int64_t now) {
+  return ledger.absorb_whole(kCarol, kSecondBuckets, buckets, kSecondBuckets.live_from(now),
+                             settled_at(now), held_at(now));
+}
+
 TEST(HybridKeyLedgerTest, OwnRequestsCountInTheBucketsStillLive) {
   HybridKeyLedger own;
   own.add(kCarol, 1000, 3, 0);
@@ -65,7 +81,7 @@ TEST(HybridKeyLedgerTest, SettledBucketsAreReadOnceAndThenOnlyTheOnesThatCanStil
   EXPECT_TRUE(ledger.plan_read(kCarol, shape, 20'000, 8).whole);
   // A whole read at 20 s: buckets before 19 s are settled (a command timeout has passed).
   const std::uint64_t whole = ledger.absorb_whole(
-      kCarol, shape, {{12'000, 1}, {18'000, 2}, {19'000, 3}, {20'000, 4}}, 19'000);
+      kCarol, shape, {{12'000, 1}, {18'000, 2}, {19'000, 3}, {20'000, 4}}, 11'000, 19'000);
   EXPECT_EQ(whole, 10U);
   // The next exchange, two buckets later, reads from 19 s to 22 s by name.
   const auto plan = ledger.plan_read(kCarol, shape, 22'000, 8);
@@ -87,15 +103,10 @@ TEST(HybridKeyLedgerTest, SettledBucketsAreReadOnceAndThenOnlyTheOnesThatCanStil
 }
 
 TEST(HybridKeyLedgerTest, HeldBucketsAreNotReadAgainUntilOneSettles) {
-  // 1 s buckets; a bucket settles 2 s after its end (a command timeout of 1 s) and is held once
-  // read 100 ms after its end (sync_ms).
   HybridKeyLedger ledger;
-  const HybridShape shape{1000, 10};
-  const auto settled_at = [&](std::int64_t now) { return shape.bucket_start(now - 2000); };
-  const auto held_at = [&](std::int64_t now) { return shape.bucket_start(now - 100); };
+  const HybridShape shape = kSecondBuckets;
   // A whole read at 20.5 s: 17 s and before are settled, 18 s and 19 s held.
-  EXPECT_EQ(ledger.absorb_whole(kCarol, shape, {{17'000, 1}, {18'000, 2}, {19'000, 3}, {20'000, 4}},
-                                settled_at(20'500), held_at(20'500)),
+  EXPECT_EQ(read_whole_at(ledger, {{17'000, 1}, {18'000, 2}, {19'000, 3}, {20'000, 4}}, 20'500),
             10U);
   // At 20.7 s only the current bucket is read (a push's HINCRBY answers it).
   std::vector<std::int64_t> dead;
@@ -139,11 +150,40 @@ TEST(HybridKeyLedgerTest, HeldBucketsAreNotReadAgainUntilOneSettles) {
   EXPECT_TRUE(dead.empty());
 }
 
+TEST(HybridKeyLedgerTest, AWholeReadThatLandsLateMovesNothingBack) {
+  // Two threads read a key whole for the first time; the read planned later (at 21.5 s) lands
+  // first, the one planned at 20.5 s after it with older counts and marks.
+  HybridKeyLedger ledger;
+  const HybridShape shape = kSecondBuckets;
+  EXPECT_EQ(read_whole_at(ledger, {{18'000, 2}, {19'000, 3}, {20'000, 4}, {21'000, 1}}, 21'500),
+            10U);
+  // The late one answers with what it read, the kept counts where they are larger.
+  EXPECT_EQ(read_whole_at(ledger, {{18'000, 2}, {19'000, 2}, {20'000, 1}}, 20'500), 2U + 3 + 4);
+  // At 21.7 s nothing before the current bucket is read again (19 s settled, 20 s held), and
+  // the held buckets keep the newer, larger counts.
+  const auto plan = ledger.plan_read(kCarol, shape, 21'000, 8, settled_at(21'700));
+  ASSERT_FALSE(plan.whole);
+  EXPECT_EQ(plan.from, 21'000);
+  EXPECT_EQ(plan.fields, 1U);
+  std::vector<std::int64_t> dead;
+  EXPECT_EQ(ledger.absorb_part(kCarol, shape, plan, std::vector<std::uint64_t>{2},
+                               shape.live_from(21'700), settled_at(21'700), dead, held_at(21'700)),
+            2U + 3 + 4 + 2);
+  // A whole read under another bucket width (a re-tune) replaces what was known.
+  const HybridShape halves{500, 20};
+  EXPECT_EQ(
+      ledger.absorb_whole(kCarol, halves, {{21'000, 1}, {21'500, 1}}, halves.live_from(21'800),
+                          halves.bucket_start(19'800), halves.bucket_start(21'700)),
+      2U);
+  EXPECT_EQ(ledger.plan_read(kCarol, halves, 21'500, 8, halves.bucket_start(19'900)).from, 21'500);
+}
+
 TEST(HybridKeyLedgerTest, BucketsThatLeftTheWindowAreDeletedSeveralAtATime) {
   HybridKeyLedger ledger;
   const HybridShape shape{1000, 10};  // 1 s buckets, a 10 s window
-  (void)ledger.absorb_whole(
-      kCarol, shape, {{11'000, 1}, {12'000, 1}, {13'000, 1}, {14'000, 1}, {20'000, 1}}, 20'000);
+  (void)ledger.absorb_whole(kCarol, shape,
+                            {{11'000, 1}, {12'000, 1}, {13'000, 1}, {14'000, 1}, {20'000, 1}},
+                            11'000, 20'000);
   // Each second one more bucket leaves the window; it counts for nothing at once, and the
   // fields go to HDEL together once kDeadPerDelete of them are known.
   std::vector<std::int64_t> dead;
@@ -170,8 +210,9 @@ TEST(HybridKeyLedgerTest, ForgettingKeepsTheDeadBucketsOfAKeyThatIsStillExchange
   // the next exchange, or the key's hash gains fields that nobody deletes while it is pushed.
   HybridKeyLedger ledger;
   const HybridShape shape{1000, 10};
-  (void)ledger.absorb_whole(
-      kCarol, shape, {{12'000, 1}, {13'000, 1}, {14'000, 1}, {15'000, 1}, {19'000, 1}}, 19'000);
+  (void)ledger.absorb_whole(kCarol, shape,
+                            {{12'000, 1}, {13'000, 1}, {14'000, 1}, {15'000, 1}, {19'000, 1}},
+                            11'000, 19'000);
   ledger.add(kCarol, 20'000, 1, shape.live_from(20'000));
   ledger.expiry_set(kCarol, 20'000);
   for (std::size_t shard = 0; shard < HybridKeyLedger::kShards; ++shard) {
@@ -188,7 +229,7 @@ TEST(HybridKeyLedgerTest, ForgettingKeepsTheDeadBucketsOfAKeyThatIsStillExchange
 TEST(HybridKeyLedgerTest, TheWholeHashIsReadAgainAfterAGapARetuneOrTooManyBuckets) {
   HybridKeyLedger ledger;
   const HybridShape shape{1000, 10};
-  (void)ledger.absorb_whole(kCarol, shape, {{19'000, 1}}, 19'000);
+  (void)ledger.absorb_whole(kCarol, shape, {{19'000, 1}}, 11'000, 19'000);
   EXPECT_FALSE(ledger.plan_read(kCarol, shape, 26'000, 8).whole);  // 8 buckets by name
   EXPECT_TRUE(ledger.plan_read(kCarol, shape, 27'000, 8).whole);   // 9: cheaper whole
   EXPECT_TRUE(ledger.plan_read(kCarol, shape, 40'000, 64).whole);  // the known part left
@@ -222,7 +263,7 @@ TEST(HybridKeyLedgerTest, OwnAndSettledCountsMatchASimpleTallyWhateverTheOrder) 
   for (std::int64_t start = 20'000; start >= 11'000; start -= 1000) {
     whole.push_back({start, static_cast<std::uint64_t>(start / 1000)});
   }
-  const std::uint64_t fleet = ledger.absorb_whole(kCarol, shape, whole, 18'000);
+  const std::uint64_t fleet = ledger.absorb_whole(kCarol, shape, whole, 11'000, 18'000);
   EXPECT_EQ(fleet, 155U);  // 11 + 12 + ... + 20
   for (std::int64_t start = 11'000; start < 18'000; start += 1000) {
     settled[start] = static_cast<std::uint64_t>(start / 1000);
@@ -350,7 +391,7 @@ TEST(HybridKeyLedgerTest, PlanningAndSettlingAnExchangeAgreeWithTheSingleLookUps
         whole.push_back({b, step.per_bucket});
       }
       answer.whole = &whole;
-      fleet = single.absorb_whole(kCarol, shape, whole, settled_before, held_before);
+      fleet = single.absorb_whole(kCarol, shape, whole, live_from, settled_before, held_before);
     } else if (step.read_ok) {
       counts.assign(read.fields, step.per_bucket);
       answer.part = std::span<const std::uint64_t>(counts);
