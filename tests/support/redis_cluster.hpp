@@ -43,6 +43,8 @@ class RedisCluster {
  private:
   void meet(std::size_t from, std::size_t to);
   void wait_until_stable();
+  /// Whether every node's config epoch differs from the others' and all nodes agree on them.
+  bool epochs_settled();
 
   std::vector<std::filesystem::path> dirs_;
   std::vector<std::unique_ptr<RedisServer>> nodes_;
